@@ -1,0 +1,271 @@
+"""The ``memlane`` command: each subcommand parses its arguments, opens a ``Memory``,
+makes one library call, and prints the result (text or ``--json``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from .. import __version__
+from ..config import DEFAULT_CONFIG_TOML, ConfigError, Fusion, config_home
+from ..memory import Depth, Memory, demo_store_path
+from .progress import ProgressBar
+
+log = logging.getLogger("memlane")
+
+
+class CliError(Exception):
+    """An error to show the user as one line, exit code 2."""
+
+
+# -- helpers -------------------------------------------------------------------------
+def _memory(args) -> Memory:
+    stores = list(args.store or [])
+    if getattr(args, "demo", False):
+        stores.append(str(demo_store_path()))
+    for folder in stores:
+        if not Path(folder).expanduser().is_dir():
+            raise CliError(f"--store {folder}: not a folder")
+    return Memory(stores or None, embedder=args.embedder, index_path=args.index)
+
+
+def _emit(args, data, text: str) -> None:
+    if args.json:
+        json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def _notice(memory: Memory) -> None:
+    if memory.embedder_notice:
+        sys.stderr.write(f"memlane: {memory.embedder_notice}\n")
+
+
+# -- commands ------------------------------------------------------------------------
+def cmd_init(args) -> int:
+    config_file = config_home() / "config.toml"
+    created = []
+    if not config_file.exists():
+        config_file.parent.mkdir(parents=True, exist_ok=True)
+        config_file.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
+        created.append(str(config_file))
+    memory = _memory(args)
+    user_store = memory.config.user_store_path()
+    if not user_store.exists():
+        user_store.mkdir(parents=True)
+        (user_store / "MEMORY.md").write_text("", encoding="utf-8")
+        created.append(str(user_store))
+    data = {"created": created, **memory.doctor()}
+    lines = [f"created {c}" for c in created] or ["already initialised"]
+    lines.append(f"stores: {', '.join(s['path'] for s in data['stores']) or '(none yet)'}")
+    lines.append(f"claude code memory: {data['claude_code_memory']}")
+    lines.append("next: memlane index")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_index(args) -> int:
+    memory = _memory(args)
+    bar = ProgressBar()
+    try:
+        report = memory.refresh(embed=not args.no_embed, progress=bar)
+    finally:
+        bar.close()
+    _notice(memory)
+    text = (f"{report['notes']} notes: {report['added']} added, {report['updated']} updated, "
+            f"{report['removed']} removed, {report['unchanged']} unchanged; {report['embedded']} chunks embedded"
+            f" ({report['embedder'] or 'keyword-only'}) in {report['seconds']}s\nindex: {memory.index_path}")
+    for skip in report["skipped"]:
+        text += f"\nskipped {skip['path']}: {skip['reason']}"
+    if report["healed"]:
+        text += "\nthe index was corrupt: it was moved aside and rebuilt"
+    _emit(args, {**report, "index": memory.index_path}, text)
+    return 0
+
+
+def _format_results(results: list[dict], depth: Depth, explain: bool) -> str:
+    if not results:
+        return "(nothing relevant)"
+    lines = []
+    for r in results:
+        if depth is Depth.IDS:
+            lines.append(f"{r['rank']}. {r['name']}  [{r['score']:.3f}]  {r['path']}")
+        else:
+            lines.append(f"{r['rank']}. {r['title']}  ({r['type'] or '-'}, {r['scope']})  [{r['score']:.3f}]")
+            lines.append(f"   {r['preview']}")
+            lines.append(f"   {r['path']}")
+        if depth is Depth.FULL:
+            lines.append("")
+            lines.extend("   " + line for line in r["body"].splitlines())
+            lines.append("")
+        if explain and "explain" in r:
+            e = r["explain"]
+            cos = "-" if e["cosine"] is None else f"{e['cosine']:.3f}"
+            bm25 = "-" if e["bm25"] is None else f"{e['bm25']:.3f}"
+            fields = "; ".join(f"{f}: {', '.join(t)}" for f, t in e["matched_fields"].items()) or "none"
+            lines.append(f"   why: bm25 {bm25} (norm {e['bm25_norm']:.3f}, rank {e['bm25_rank'] or '-'}), "
+                         f"cosine {cos} (leg {e['vector']:.3f}, rank {e['vector_rank'] or '-'}), "
+                         f"fused {e['fused']:.3f}")
+            lines.append(f"   matched fields: {fields}")
+            for note in e["notes"]:
+                lines.append(f"   note: {note}")
+    return "\n".join(lines)
+
+
+def cmd_recall(args) -> int:
+    prompt = " ".join(args.prompt).strip()
+    if prompt == "-":
+        prompt = sys.stdin.read().strip()
+    if not prompt:
+        raise CliError("recall needs a prompt (or '-' to read it from stdin)")
+    memory = _memory(args)
+    depth = Depth(args.depth)
+    results = memory.recall(prompt, k=args.k, depth=depth, explain=args.explain, fusion=args.fusion,
+                            include_archived=args.archived)
+    _notice(memory)
+    _emit(args, {"prompt": prompt, "results": results}, _format_results(results, depth, args.explain))
+    return 0
+
+
+def cmd_show(args) -> int:
+    memory = _memory(args)
+    found = memory.show(args.name)
+    if not found:
+        raise CliError(f"no note named {args.name!r} (try: memlane recall {args.name!r})")
+    text = []
+    for note in found:
+        text.append(f"# {note['title']}  ({note['type'] or '-'}, {note['scope']})\n{note['path']}\n")
+        if note["description"]:
+            text.append(f"> {note['description']}\n")
+        text.append(note["body"] + "\n")
+    _emit(args, found, "\n".join(text))
+    return 0
+
+
+def cmd_stats(args) -> int:
+    memory = _memory(args)
+    data = memory.stats()
+    lines = [f"index: {data['index']}",
+             f"units: {data['counts']['units']} ({', '.join(f'{k} {v}' for k, v in sorted(data['by_type'].items()))})",
+             f"scopes: {', '.join(f'{k} {v}' for k, v in sorted(data['by_scope'].items())) or '-'}",
+             f"embedded: {', '.join(f'{k} {v}' for k, v in data['embedded_units'].items()) or 'none'}",
+             f"skipped files: {data['skipped']}, shadowed by a narrower scope: {data['shadowed']}"]
+    for store in data["stores"]:
+        lines.append(f"store ({store['scope']}, {store['source']}): {store['path']}")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    memory = _memory(args)
+    data = memory.doctor()
+    lines = [f"config files: {', '.join(data['config_files'])}",
+             f"repository: {data['repository'] or '(not in a git repository)'}",
+             f"claude code memory: {data['claude_code_memory']}",
+             f"user store: {data['user_store']}"]
+    for s in data["stores"]:
+        flag = "ok" if s["exists"] else "MISSING"
+        lines.append(f"store [{flag}] ({s['scope']}, {s['source']}{', read-only' if s['read_only'] else ''}): "
+                     f"{s['path']}{'' if s['has_MEMORY.md'] else '  (no MEMORY.md)'}")
+    if not data["stores"]:
+        lines.append("stores: none (use --store DIR, or mount folders in the config; see memlane init)")
+    i = data["index"]
+    lines.append(f"index: {i['path']} ({'exists' if i['exists'] else 'not built yet'}; integrity {i['integrity']}; "
+                 f"{i['units']} units, {i['embeddings']} vectors)")
+    e = data["embedder"]
+    lines.append(f"embedder: {e['name'] or '-'} ({e['status']})")
+    lines.append(f"retrieve: fusion {data['retrieve']['fusion']}, min_score {data['retrieve']['min_score']}, "
+                 f"long notes {data['retrieve']['long_notes']}")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_eval(args) -> int:
+    try:
+        from ..eval import evaluate_path, format_report
+    except ImportError as exc:  # pragma: no cover - the eval package is part of memlane
+        raise CliError(f"eval is unavailable: {exc}") from None
+    options = {"modes": args.modes.split(","), "ks": [int(k) for k in args.ks.split(",")],
+               "limit": args.limit, "embedder": args.embedder, "scope_field": args.scope_field}
+    result = evaluate_path(Path(args.path), **{k: v for k, v in options.items() if v is not None})
+    _emit(args, result, format_report(result))
+    return 0
+
+
+# -- parser --------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", action="append", metavar="DIR",
+                        help="use this memory folder directly (repeatable); no config or init needed")
+    common.add_argument("--demo", action="store_true", help="use the bundled demo store")
+    common.add_argument("--json", action="store_true", help="print JSON instead of text")
+    common.add_argument("--embedder", metavar="NAME",
+                        help="embedder to use (a registered name, or 'none' for keyword-only)")
+    common.add_argument("--index", metavar="FILE", help="index file (default: one per store set in the cache)")
+    common.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+
+    parser = argparse.ArgumentParser(prog="memlane", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"memlane {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("init", parents=[common], help="write a config file and create the user store")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("index", parents=[common], help="build or refresh the index (incremental)")
+    p.add_argument("--no-embed", action="store_true", help="update the full-text index only")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("recall", parents=[common], help="the notes worth showing for a prompt")
+    p.add_argument("prompt", nargs="+", help="the prompt ('-' reads stdin)")
+    p.add_argument("--k", type=int, default=None, help="at most this many results (default from config: 5)")
+    p.add_argument("--depth", choices=[d.value for d in Depth], default=Depth.SUMMARY.value,
+                   help="ids | summary | full")
+    p.add_argument("--explain", action="store_true", help="show why each note came back")
+    p.add_argument("--fusion", choices=[f.value for f in Fusion], help="override the fusion method")
+    p.add_argument("--archived", action="store_true", help="include archived notes")
+    p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser("show", parents=[common], help="print a note in full")
+    p.add_argument("name", help="note name, file name or path")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("stats", parents=[common], help="counts by type and scope, index size")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("doctor", parents=[common], help="what is configured, where the index lives, embedder status")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("eval", parents=[common], help="run a retrieval benchmark (corpus/queries/qrels or notes+prompts)")
+    p.add_argument("path", help="benchmark folder")
+    p.add_argument("--modes", default="keyword,vector,hybrid", help="comma list of keyword,vector,hybrid,rrf")
+    p.add_argument("--ks", default="1,3,5,10", help="cutoffs, comma list")
+    p.add_argument("--limit", type=int, help="only the first N queries")
+    p.add_argument("--scope-field", help="per-query scoping field (default: auto-detect)")
+    p.set_defaults(func=cmd_eval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+                        format="memlane: %(message)s", stream=sys.stderr)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except (CliError, ConfigError) as exc:
+        sys.stderr.write(f"memlane: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""One place for settings: defaults, the TOML file, validation.
+
+Files, later overriding earlier: ``$XDG_CONFIG_HOME/memlane/config.toml`` (user), then
+``.memlane.toml`` at the repository root (project). ``$MEMLANE_CONFIG`` names one file
+instead. Unknown keys and bad values are errors with the key's name, never ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from enum import Enum
+from pathlib import Path
+
+from .index.chunking import ChunkStrategy
+
+
+class ConfigError(ValueError):
+    """A setting is unknown or has a bad value."""
+
+
+class Fusion(str, Enum):
+    """How the keyword and vector legs are combined (R1)."""
+
+    HYBRID = "hybrid"  # MemPalace: 0.6 * cosine + 0.4 * min-max(BM25), missing leg renormalised
+    RRF = "rrf"  # reciprocal-rank fusion (Cormack et al. 2009)
+    KEYWORD = "keyword"  # BM25 only
+    VECTOR = "vector"  # cosine only
+
+
+def config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "memlane"
+
+
+def data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "memlane"
+
+
+def cache_home() -> Path:
+    if os.environ.get("MEMLANE_CACHE_DIR"):
+        return Path(os.environ["MEMLANE_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memlane"
+
+
+@dataclass
+class Mount:
+    path: str
+    scope: str = "project"
+
+
+@dataclass
+class StoresConfig:
+    mounts: list[Mount] = field(default_factory=list)
+    claude_code: bool = True  # discover ~/.claude/projects/<encoded repo>/memory/
+    user_store: str = ""  # default: $XDG_DATA_HOME/memlane/user
+
+
+@dataclass
+class IndexConfig:
+    path: str = ""  # default: one file per store set in the cache dir
+    max_file_bytes: int = 1_000_000
+
+
+@dataclass
+class EmbedConfig:
+    model: str = "default"  # a registered embedder name, "default", or "none" for keyword-only
+    long_notes: str = ChunkStrategy.WHOLE.value
+
+
+@dataclass
+class RetrieveConfig:
+    fusion: str = Fusion.HYBRID.value
+    vector_weight: float = 0.6
+    keyword_weight: float = 0.4
+    min_score: float = 0.30  # fused score below which nothing is recalled (R3)
+    min_cosine: float | None = None  # vector-leg threshold; None = the embedder's own
+    rrf_k: int = 60
+    candidates: int = 100
+    k: int = 5
+    fts_weights: dict[str, float] = field(
+        default_factory=lambda: {"name": 4.0, "description": 3.0, "keywords": 4.0, "body": 1.0})
+
+
+@dataclass
+class Config:
+    stores: StoresConfig = field(default_factory=StoresConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    embed: EmbedConfig = field(default_factory=EmbedConfig)
+    retrieve: RetrieveConfig = field(default_factory=RetrieveConfig)
+    sources: list[str] = field(default_factory=list)  # files read, for doctor
+
+    def validate(self) -> "Config":
+        r = self.retrieve
+        _choice("retrieve.fusion", r.fusion, Fusion)
+        _choice("embed.long_notes", self.embed.long_notes, ChunkStrategy)
+        for name in ("vector_weight", "keyword_weight", "min_score"):
+            value = getattr(r, name)
+            if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ConfigError(f"retrieve.{name} must be a number in [0, 1], got {value!r}")
+        if r.vector_weight + r.keyword_weight <= 0:
+            raise ConfigError("retrieve.vector_weight + retrieve.keyword_weight must be > 0")
+        for name in ("rrf_k", "candidates", "k"):
+            if not isinstance(getattr(r, name), int) or getattr(r, name) < 1:
+                raise ConfigError(f"retrieve.{name} must be a positive integer")
+        unknown = set(r.fts_weights) - {"name", "description", "keywords", "body"}
+        if unknown:
+            raise ConfigError(f"retrieve.fts_weights: unknown field(s) {sorted(unknown)}")
+        for mount in self.stores.mounts:
+            if mount.scope not in ("user", "project"):
+                raise ConfigError(f"stores.mounts: scope must be 'user' or 'project', got {mount.scope!r}")
+        return self
+
+    def user_store_path(self) -> Path:
+        return Path(self.stores.user_store).expanduser() if self.stores.user_store else data_home() / "user"
+
+
+def _choice(key: str, value: str, enum: type[Enum]) -> None:
+    allowed = [e.value for e in enum]
+    if value not in allowed:
+        raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _apply(target, data: dict, prefix: str) -> None:
+    known = {f.name: f for f in fields(target)}
+    for key, value in data.items():
+        if key not in known or key == "sources":
+            raise ConfigError(f"unknown setting {prefix}{key}")
+        current = getattr(target, key)
+        if key == "mounts":
+            if not isinstance(value, list):
+                raise ConfigError(f"{prefix}mounts must be an array of tables")
+            try:
+                current.extend(Mount(**m) for m in value)
+            except TypeError as exc:
+                raise ConfigError(f"{prefix}mounts: {exc}") from None
+        elif hasattr(current, "__dataclass_fields__"):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{prefix}{key} must be a table")
+            _apply(current, value, f"{prefix}{key}.")
+        elif isinstance(current, dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{prefix}{key} must be a table")
+            current.update({k: float(v) for k, v in value.items()})
+        else:
+            setattr(target, key, value)
+
+
+def config_files(repo_root: Path | None) -> list[Path]:
+    if os.environ.get("MEMLANE_CONFIG"):
+        return [Path(os.environ["MEMLANE_CONFIG"]).expanduser()]
+    files = [config_home() / "config.toml"]
+    if repo_root is not None:
+        files.append(repo_root / ".memlane.toml")
+    return files
+
+
+def load_config(repo_root: Path | None = None, *, files: list[Path] | None = None) -> Config:
+    """Defaults, overridden by each existing config file in turn."""
+    config = Config()
+    for path in files if files is not None else config_files(repo_root):
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        try:
+            _apply(config, data, "")
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        config.sources.append(str(path))
+    return config.validate()
+
+
+DEFAULT_CONFIG_TOML = """\
+# memlane configuration. Every key is optional; shown values are the defaults.
+
+[stores]
+claude_code = true        # read Claude Code's memory folder for the current git repository
+# user_store = "~/.local/share/memlane/user"   # your cross-project notes (user scope)
+# [[stores.mounts]]
+# path = "~/work/team-notes"
+# scope = "project"       # "user" or "project"; on a name conflict the narrower (project) wins
+
+[embed]
+model = "default"         # a registered embedder, "default", or "none" for keyword-only
+long_notes = "whole"      # whole | description | chunks
+
+[retrieve]
+fusion = "hybrid"         # hybrid | rrf | keyword | vector
+vector_weight = 0.6
+keyword_weight = 0.4
+min_score = 0.30
+k = 5
+
+[retrieve.fts_weights]
+name = 4.0
+description = 3.0
+keywords = 4.0
+body = 1.0
+"""

@@ -1,0 +1,67 @@
+"""Embedder registry: built-ins by name, plus plugins from the ``memlane.embedders`` entry-point group.
+
+A plugin package declares, in its pyproject.toml::
+
+    [project.entry-points."memlane.embedders"]
+    my-model = "my_package.module:MyEmbedder"
+
+and ``MyEmbedder`` subclasses :class:`memlane.embed.base.Embedder`. Nothing is imported
+until an embedder is asked for by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+
+from .base import Embedder, EmbedderUnavailable
+
+__all__ = ["Embedder", "EmbedderUnavailable", "DEFAULT_EMBEDDER", "available_embedders", "load_embedder"]
+
+#: chosen by measurement: see README "Choosing the default embedder"
+DEFAULT_EMBEDDER = "multilingual-e5-small"
+
+_BUILTIN = {
+    "fake": "memlane.embed.fake:FakeEmbedder",
+    "multilingual-e5-small": "memlane.embed.e5:E5SmallEmbedder",
+    "all-minilm-l6-v2": "memlane.embed.minilm:MiniLMEmbedder",
+}
+
+_loaded: dict[str, Embedder] = {}
+
+
+def _registry() -> dict[str, str]:
+    found = dict(_BUILTIN)
+    for ep in entry_points(group="memlane.embedders"):
+        found.setdefault(ep.name, ep.value)
+    return found
+
+
+def available_embedders() -> list[str]:
+    """Names of every registered embedder (installed or not)."""
+    return sorted(_registry())
+
+
+def load_embedder(name: str | None = None) -> Embedder:
+    """Return a process-wide instance of the named embedder.
+
+    Raises :class:`EmbedderUnavailable` when its optional dependency or weights are
+    missing, and ``KeyError`` (with the known names) for an unknown name.
+    """
+    name = name or DEFAULT_EMBEDDER
+    if name in _loaded:
+        return _loaded[name]
+    target = _registry().get(name)
+    if target is None:
+        raise KeyError(f"unknown embedder {name!r}; known: {', '.join(available_embedders())}")
+    module_name, _, attr = target.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+        instance = cls()
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            f"embedder {name!r} needs an optional dependency ({exc.name or exc}); "
+            f"install it with: pip install 'memlane[embed]'"
+        ) from exc
+    _loaded[name] = instance
+    return instance

@@ -1,0 +1,44 @@
+"""The embedder contract: one class attribute set and one method to implement.
+
+Modelled on simonw/llm's embedding plugins: an embedder turns a batch of texts into
+L2-normalised float32 vectors. Queries and passages are embedded separately because
+asymmetric models (e5: "query: " / "passage: " prefixes) need to know which is which.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Sequence
+
+if TYPE_CHECKING:  # numpy is an optional dependency; never import it at module load
+    import numpy as np
+
+
+class Embedder:
+    """Base class for embedders.
+
+    Subclasses set ``name`` (registry key, also stored with every vector so a model
+    change re-embeds), ``dim`` and ``min_cosine`` (the vector-leg relevance threshold
+    for this model: cosines of different models live on different scales), and
+    implement :meth:`embed_batch`.
+    """
+
+    name: ClassVar[str] = ""
+    dim: ClassVar[int] = 0
+    #: cosine below which the vector leg says "not relevant" for this model (R3)
+    min_cosine: ClassVar[float] = 0.0
+    #: longest input, in characters, the model sees usefully; longer texts are cut
+    max_chars: ClassVar[int] = 2000
+
+    def embed_batch(self, texts: Sequence[str], *, is_query: bool) -> "np.ndarray":
+        """Return an array of shape (len(texts), dim), float32, rows L2-normalised."""
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> "np.ndarray":
+        return self.embed_batch([text], is_query=True)[0]
+
+    def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
+        return self.embed_batch(list(texts), is_query=False)
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The embedder's optional dependency is not installed; recall degrades to keyword-only."""

@@ -1,0 +1,338 @@
+"""The SQLite index (I1): WAL mode, a busy timeout for many hook processes at once,
+incremental sync by content hash, and self-healing when the file is corrupt."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .chunking import ChunkStrategy, chunk_texts, text_hash
+from .schema import FTS_COLUMNS, migrate
+from .text import fts_match_expression, fts_text
+from .unit import Unit
+
+log = logging.getLogger("memlane.index")
+
+BUSY_TIMEOUT_MS = 5000
+SYNC_BATCH = 500
+
+
+class IndexError_(RuntimeError):
+    """The index cannot be used (and could not be rebuilt); the message says why."""
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    healed: bool = False
+    skipped_write: str | None = None  # why the index was not written (locked, read-only)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+
+@dataclass
+class VectorMatrix:
+    """All chunk vectors of one model: row i belongs to unit ``unit_ids[i]``."""
+
+    model: str
+    unit_ids: "object"  # numpy int64 array
+    matrix: "object"  # numpy float32 (n, dim)
+    generation: int = 0
+    units: "object" = None  # distinct unit ids, in order
+    starts: "object" = None  # first row of each unit, or None when one row per unit
+    position: dict = field(default_factory=dict)  # unit id -> index into ``units``
+
+    def __post_init__(self) -> None:
+        import numpy as np
+
+        ids = self.unit_ids
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, dtype=np.int64)
+        self.units = ids[starts]
+        self.starts = None if len(starts) == len(ids) else starts
+        self.position = {uid: pos for pos, uid in enumerate(self.units.tolist())}
+
+
+def _is_corruption(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(s in text for s in ("malformed", "not a database", "corrupt", "disk image", "fts5: corrupt"))
+
+
+class Index:
+    """One SQLite file (or ``:memory:``) holding the units of a store set."""
+
+    def __init__(self, path: Path | str, *, fts_weights: dict[str, float] | None = None):
+        self.path = str(path)
+        self.fts_weights = {c: 1.0 for c in FTS_COLUMNS} | (fts_weights or {})
+        self._conn: sqlite3.Connection | None = None
+        self._vectors: dict[str, VectorMatrix] = {}
+        self.healed = False
+
+    # -- connection ---------------------------------------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if self.path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn)
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            conn = self._connect()
+            conn.execute("SELECT count(*) FROM units").fetchone()
+            return conn
+        except sqlite3.DatabaseError as exc:
+            if not _is_corruption(exc) or self.path == ":memory:":
+                raise
+            return self._heal(exc)
+
+    def _heal(self, exc: BaseException) -> sqlite3.Connection:
+        """Move the corrupt file aside (kept for inspection) and start a fresh index."""
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for suffix in ("", "-wal", "-shm"):
+            old = Path(self.path + suffix)
+            if old.exists():
+                old.replace(Path(f"{self.path}.corrupt-{stamp}{suffix}"))
+        log.warning("index %s was corrupt (%s); moved aside and rebuilding", self.path, exc)
+        self.healed = True
+        self._vectors.clear()
+        self._conn = self._connect()
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def check_integrity(self) -> str | None:
+        """None when healthy, else the problem found (SQLite quick_check + FTS5 integrity-check)."""
+        try:
+            row = self.conn.execute("PRAGMA quick_check").fetchone()
+            if row and row[0] != "ok":
+                return f"quick_check: {row[0]}"
+            self.conn.execute("INSERT INTO units_fts(units_fts) VALUES('integrity-check')")
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        return None
+
+    def heal_if_corrupt(self) -> bool:
+        problem = self.check_integrity()
+        if problem is None:
+            return False
+        self._heal(RuntimeError(problem))
+        return True
+
+    # -- metadata -----------------------------------------------------------------
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def generation(self) -> int:
+        return int(self.get_meta("generation", "0") or 0)
+
+    # -- sync ---------------------------------------------------------------------
+    def sync(self, units: Iterable[Unit], *, strategy: ChunkStrategy | str = ChunkStrategy.WHOLE,
+             max_chars: int = 2000, prune: bool = True,
+             progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Make the index hold exactly ``units`` (``prune=False`` only adds/updates)."""
+        try:
+            return self._sync(list(units), ChunkStrategy(strategy), max_chars, prune, progress)
+        except sqlite3.DatabaseError as exc:
+            if _is_corruption(exc) and self.path != ":memory:":
+                self._heal(exc)
+                report = self._sync(list(units), ChunkStrategy(strategy), max_chars, prune, progress)
+                report.healed = True
+                return report
+            raise
+
+    def _sync(self, units: list[Unit], strategy: ChunkStrategy, max_chars: int, prune: bool,
+              progress: Callable[[int, int], None] | None) -> SyncReport:
+        report = SyncReport()
+        conn = self.conn
+        setting = f"{strategy.value}:{max_chars}"
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self.get_meta("chunking") != setting:
+                conn.execute("DELETE FROM chunks")
+                conn.execute("UPDATE units SET hash = ''")  # force re-chunking of everything
+                self._set_meta("chunking", setting)
+            existing = {uid: (uid_id, h) for uid_id, uid, h in conn.execute("SELECT id, uid, hash FROM units")}
+            wanted = set()
+            for done, unit in enumerate(units, start=1):
+                wanted.add(unit.uid)
+                current = existing.get(unit.uid)
+                if current and current[1] == unit.content_hash:
+                    report.unchanged += 1
+                else:
+                    self._write_unit(unit, current[0] if current else None, strategy, max_chars)
+                    if current:
+                        report.updated += 1
+                    else:
+                        report.added += 1
+                if progress and (done % 50 == 0 or done == len(units)):
+                    progress(done, len(units))
+            if prune:
+                for uid, (uid_id, _) in existing.items():
+                    if uid not in wanted:
+                        self._delete_unit(uid_id)
+                        report.removed += 1
+            if report.changed:
+                self._set_meta("generation", str(self.generation + 1))
+                conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if report.changed:
+            self._vectors.clear()
+        return report
+
+    def _write_unit(self, unit: Unit, unit_id: int | None, strategy: ChunkStrategy, max_chars: int) -> None:
+        row = (unit.uid, unit.name, unit.title, unit.description, unit.keywords, unit.body, unit.path,
+               unit.scope, unit.type, json.dumps(unit.meta, ensure_ascii=False, default=str),
+               unit.content_hash, time.time())
+        if unit_id is None:
+            cur = self.conn.execute(
+                "INSERT INTO units(uid, name, title, description, keywords, body, path, scope, type, meta,"
+                " hash, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            unit_id = cur.lastrowid
+        else:
+            self.conn.execute(
+                "UPDATE units SET uid=?, name=?, title=?, description=?, keywords=?, body=?, path=?, scope=?,"
+                " type=?, meta=?, hash=?, indexed_at=? WHERE id=?", row + (unit_id,))
+            self.conn.execute("DELETE FROM units_fts WHERE rowid = ?", (unit_id,))
+            self.conn.execute("DELETE FROM chunks WHERE unit = ?", (unit_id,))
+        name_field = " ".join(p for p in (unit.name, unit.title) if p)
+        self.conn.execute(
+            "INSERT INTO units_fts(rowid, name, description, keywords, body) VALUES (?,?,?,?,?)",
+            (unit_id, fts_text(name_field.replace("_", " ").replace("-", " ")), fts_text(unit.description),
+             fts_text(unit.keywords), fts_text(unit.body)))
+        texts = chunk_texts(unit, strategy, max_chars=max_chars)
+        self.conn.executemany(
+            "INSERT INTO chunks(unit, seq, hash, text) VALUES (?,?,?,?)",
+            [(unit_id, seq, text_hash(t), t) for seq, t in enumerate(texts)])
+
+    def _delete_unit(self, unit_id: int) -> None:
+        self.conn.execute("DELETE FROM units_fts WHERE rowid = ?", (unit_id,))
+        self.conn.execute("DELETE FROM chunks WHERE unit = ?", (unit_id,))
+        self.conn.execute("DELETE FROM units WHERE id = ?", (unit_id,))
+
+    # -- embeddings -----------------------------------------------------------------
+    def pending_chunks(self, model: str) -> list[tuple[str, str]]:
+        """(hash, text) of chunks with no vector yet for ``model``, each hash once."""
+        return self.conn.execute(
+            "SELECT c.hash, min(c.text) FROM chunks c LEFT JOIN embeddings e"
+            " ON e.model = ? AND e.hash = c.hash WHERE e.hash IS NULL GROUP BY c.hash", (model,)).fetchall()
+
+    def store_embeddings(self, model: str, hashes: list[str], vectors) -> None:
+        import numpy as np
+
+        rows = [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors)]
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany("INSERT OR REPLACE INTO embeddings(model, hash, vec) VALUES (?,?,?)", rows)
+            self._set_meta("generation", str(self.generation + 1))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self._vectors.pop(model, None)
+
+    def vector_matrix(self, model: str) -> VectorMatrix | None:
+        """All vectors of ``model``, loaded on first use and kept until the index changes."""
+        import numpy as np
+
+        generation = self.generation
+        cached = self._vectors.get(model)
+        if cached is not None and cached.generation == generation:
+            return cached
+        rows = self.conn.execute(
+            "SELECT c.unit, e.vec FROM chunks c JOIN embeddings e ON e.model = ? AND e.hash = c.hash"
+            " ORDER BY c.unit, c.seq", (model,)).fetchall()
+        if not rows:
+            return None
+        unit_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        vm = VectorMatrix(model, unit_ids, matrix, generation)
+        self._vectors[model] = vm
+        return vm
+
+    # -- reads ----------------------------------------------------------------------
+    def keyword_search(self, terms: list[str], limit: int = 200) -> list[tuple[int, float]]:
+        """(unit id, BM25 score, higher = better) for units matching any term: FTS5's Okapi BM25
+        with IDF and per-column weights (BM25F-style)."""
+        if not terms:
+            return []
+        weights = ", ".join(str(float(self.fts_weights[c])) for c in FTS_COLUMNS)
+        sql = (f"SELECT rowid, -bm25(units_fts, {weights}) AS score FROM units_fts"
+               " WHERE units_fts MATCH ? ORDER BY score DESC LIMIT ?")
+        return [(r[0], r[1]) for r in self.conn.execute(sql, (fts_match_expression(terms), limit))]
+
+    def units_by_id(self, ids: Iterable[int]) -> dict[int, dict]:
+        ids = list(ids)
+        out: dict[int, dict] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start:start + 500]
+            marks = ",".join("?" * len(batch))
+            for row in self.conn.execute(f"SELECT * FROM units WHERE id IN ({marks})", batch).fetchall():
+                out[row[0]] = self._row_dict(row)
+        return out
+
+    def _row_dict(self, row) -> dict:
+        cols = ("id", "uid", "name", "title", "description", "keywords", "body", "path", "scope", "type",
+                "meta", "hash", "indexed_at")
+        data = dict(zip(cols, row))
+        data["meta"] = json.loads(data["meta"] or "{}")
+        return data
+
+    def find(self, name_or_path: str) -> list[dict]:
+        """Units whose name, file name, relative path or uid equals the argument."""
+        rows = self.conn.execute("SELECT * FROM units").fetchall()
+        from ..store.links import link_key
+
+        key = link_key(name_or_path)
+        hits = [self._row_dict(r) for r in rows if name_or_path in (r[1], r[2])
+                or link_key(r[2]) == key or link_key(Path(r[7]).name) == key]
+        return hits
+
+    def all_ids(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM units")]
+
+    def counts(self) -> dict[str, int]:
+        c = self.conn
+        return {
+            "units": c.execute("SELECT count(*) FROM units").fetchone()[0],
+            "chunks": c.execute("SELECT count(*) FROM chunks").fetchone()[0],
+            "embeddings": c.execute("SELECT count(*) FROM embeddings").fetchone()[0],
+        }

@@ -1,0 +1,70 @@
+"""The index schema as ordered, append-only migrations (STYLE §7).
+
+The index is derived: deleting the file loses nothing. Each migration runs once, in
+order, and ``PRAGMA user_version`` records how far a database has come.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+FTS_COLUMNS = ("name", "description", "keywords", "body")
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: units, their full text, content-addressed embeddings and the unit->chunk map
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+    CREATE TABLE units (
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        description TEXT NOT NULL DEFAULT '',
+        keywords TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL DEFAULT '',
+        path TEXT NOT NULL DEFAULT '',
+        scope TEXT NOT NULL DEFAULT 'project',
+        type TEXT,
+        meta TEXT NOT NULL DEFAULT '{}',
+        hash TEXT NOT NULL,
+        indexed_at REAL NOT NULL
+    );
+    CREATE INDEX units_name ON units(name);
+    CREATE VIRTUAL TABLE units_fts USING fts5(
+        name, description, keywords, body,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE chunks (
+        unit INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (unit, seq)
+    );
+    CREATE INDEX chunks_hash ON chunks(hash);
+    CREATE TABLE embeddings (
+        model TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        vec BLOB NOT NULL,
+        PRIMARY KEY (model, hash)
+    );
+    """,
+)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring ``conn`` to the latest schema; safe when several processes race to do it."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= len(MIGRATIONS):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under the lock
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            for statement in script.split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

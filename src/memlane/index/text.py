@@ -1,0 +1,62 @@
+"""Text for the full-text index, for English and for CJK (I2).
+
+SQLite's ``unicode61`` tokenizer keeps a run of Han, Kana or Hangul characters as one
+token, so "배포전에" never matches "배포" and a Chinese sentence is one giant word. We
+rewrite every CJK run as overlapping character bigrams (the classic CJK analyzer of
+Lucene and Elasticsearch) before text reaches FTS5, for documents and queries alike;
+Latin text is left to ``porter unicode61``. The stored note text is never altered.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+_HAS_CJK = re.compile(f"[{_CJK}]")
+
+# Short English stopword list: words that carry no intent in a prompt.
+STOPWORDS = frozenset(
+    """a about above after again all also am an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each few for from
+    further get got had has have having he her here hers him his how i if in into is it its
+    itself just let lets me more most my no nor not now of off ok okay on once only or other
+    our ours out over own please same she should so some such than that the their theirs them
+    then there these they this those through to too under until up us very was we were what
+    when where which while who whom why will with would yes you your yours""".split()
+)
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_HAS_CJK.search(text))
+
+
+def _bigrams(run: str) -> str:
+    if len(run) == 1:
+        return run
+    return " ".join(run[i : i + 2] for i in range(len(run) - 1))
+
+
+def fts_text(text: str) -> str:
+    """The form of ``text`` given to FTS5: CJK runs become space-separated bigrams."""
+    if not text or not has_cjk(text):
+        return text or ""
+    return _CJK_RUN.sub(lambda m: f" {_bigrams(m.group(0))} ", text)
+
+
+def query_terms(text: str, *, limit: int = 64) -> list[str]:
+    """Distinct, lower-cased search terms of a prompt, stopwords dropped, in order."""
+    seen: dict[str, None] = {}
+    for token in _TOKEN.findall(fts_text(text).lower()):
+        if token in STOPWORDS or (len(token) == 1 and token.isascii()):
+            continue
+        seen.setdefault(token, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def fts_match_expression(terms: list[str]) -> str:
+    """An FTS5 MATCH expression ORing the terms, each quoted (so no term is syntax)."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

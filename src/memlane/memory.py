@@ -1,0 +1,269 @@
+"""``Memory``: the library's front door (X1). Opens the stores, keeps the index fresh,
+recalls, and returns plain data (dicts and lists) — it never prints."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .config import Config, Fusion, cache_home, load_config
+from .embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedder
+from .index import Index, embed_pending, unit_from_note
+from .retrieve import matched_fields, rank
+from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
+from .store.scan import Skip
+
+log = logging.getLogger("memlane")
+
+Progress = Callable[[str, int, int], None]
+
+
+class Depth(str, Enum):
+    """How much of each unit a recall returns (J2)."""
+
+    IDS = "ids"
+    SUMMARY = "summary"
+    FULL = "full"
+
+
+PREVIEW_CHARS = 80
+
+
+def demo_store_path() -> Path:
+    return Path(__file__).parent / "demo" / "store"
+
+
+class Memory:
+    """A set of memory folders, their index, and recall over them.
+
+    ``stores``: folders (or :class:`StoreSpec`) to use directly; when omitted, the stores
+    come from the configuration: mounted folders, the user store, and Claude Code's
+    memory folder for the git repository at ``cwd``.
+    ``embedder``: a registered name, an :class:`Embedder`, ``"none"`` for keyword-only, or
+    ``None`` for the configured default.
+    """
+
+    def __init__(self, stores: Iterable[str | Path | StoreSpec] | None = None, *,
+                 config: Config | None = None, index_path: str | Path | None = None,
+                 embedder: str | Embedder | None = None, cwd: str | Path | None = None):
+        self.cwd = Path(cwd or os.getcwd())
+        self.repo = git_root(self.cwd)
+        self.config = config or load_config(self.repo)
+        self.specs = self._resolve_specs(stores)
+        self.index_path = str(index_path or self.config.index.path or self._default_index_path())
+        self.index = Index(self.index_path, fts_weights=self.config.retrieve.fts_weights)
+        self._embedder_choice = embedder
+        self._embedder: Embedder | None = None
+        self._embedder_loaded = False
+        self.embedder_notice: str | None = None
+        self.skipped: list[Skip] = []
+        self.shadowed: list[tuple] = []
+        self._last_refresh = 0.0
+
+    # -- setup ----------------------------------------------------------------------
+    def _resolve_specs(self, stores) -> list[StoreSpec]:
+        if stores is not None:
+            specs = [s if isinstance(s, StoreSpec) else StoreSpec(Path(s).expanduser().resolve(), "project",
+                                                                  label="--store") for s in stores]
+            return specs
+        specs = [StoreSpec(Path(m.path).expanduser().resolve(), m.scope, label="config")
+                 for m in self.config.stores.mounts]
+        user = self.config.user_store_path()
+        if user.is_dir():
+            specs.append(StoreSpec(user.resolve(), "user", label="user store"))
+        if self.config.stores.claude_code:
+            found = discover_claude_memory(self.cwd)
+            if found is not None:
+                specs.append(StoreSpec(found.resolve(), "project", read_only=True, label="claude-code"))
+        return specs
+
+    def _default_index_path(self) -> Path:
+        key = "\n".join(sorted(f"{s.scope}:{s.path}" for s in self.specs))
+        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+        return cache_home() / "index" / f"{digest}.sqlite"
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder, loaded on first use; None (with ``embedder_notice``) when unavailable."""
+        if self._embedder_loaded:
+            return self._embedder
+        self._embedder_loaded = True
+        choice = self._embedder_choice
+        if isinstance(choice, Embedder):
+            self._embedder = choice
+            return choice
+        name = choice or self.config.embed.model
+        if name == "none":
+            self.embedder_notice = "keyword-only: embeddings are turned off (embed.model = \"none\")"
+            return None
+        if name == "default":
+            name = DEFAULT_EMBEDDER
+        try:
+            self._embedder = load_embedder(name)
+        except EmbedderUnavailable as exc:
+            self.embedder_notice = f"keyword-only: {exc}"
+            log.warning("%s", self.embedder_notice)
+        return self._embedder
+
+    # -- indexing -------------------------------------------------------------------
+    def refresh(self, *, embed: bool = True, progress: Progress | None = None) -> dict:
+        """Bring the index in line with the files (incremental), then embed what is new."""
+        started = time.perf_counter()
+        snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes)
+        self.skipped, self.shadowed = snap.skipped, snap.shadowed
+        for skip in snap.skipped:
+            log.warning("skipped %s: %s", skip.path, skip.reason)
+        units = [unit_from_note(n) for n in snap.notes]
+        embedder = self.embedder if embed else None
+        max_chars = embedder.max_chars if embedder else 2000
+        report = self.index.sync(units, strategy=self.config.embed.long_notes, max_chars=max_chars,
+                                 progress=(lambda d, t: progress("index", d, t)) if progress else None)
+        embedded = 0
+        if embedder is not None:
+            embedded = embed_pending(self.index, embedder,
+                                     progress=(lambda d, t: progress("embed", d, t)) if progress else None)
+        self._last_refresh = time.monotonic()
+        return {
+            "notes": len(units), "added": report.added, "updated": report.updated, "removed": report.removed,
+            "unchanged": report.unchanged, "embedded": embedded, "healed": report.healed or self.index.healed,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in snap.skipped],
+            "shadowed": [{"path": str(h.path), "by": str(w.path)} for h, w in snap.shadowed],
+            "embedder": embedder.name if embedder else None, "notice": self.embedder_notice,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+
+    # -- recall ---------------------------------------------------------------------
+    def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,
+               explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,
+               refresh: bool = True) -> list[dict]:
+        """The units worth showing for ``prompt``, best first, as plain dicts."""
+        depth = Depth(depth)
+        k = k or self.config.retrieve.k
+        if refresh:
+            self.refresh()
+        hits = rank(self.index, prompt, self.config.retrieve, embedder=self.embedder, fusion=fusion)
+        rows = self.index.units_by_id([h.unit_id for h in hits])
+        chosen = []
+        for hit in hits:
+            row = rows.get(hit.unit_id)
+            if row is None:
+                continue
+            if not include_archived and row["meta"].get("status") == "archived":
+                continue
+            chosen.append((hit, row))
+        chosen = _narrower_scope_wins(chosen, prompt)[:k]
+        matched = matched_fields(self.index, prompt, [h.unit_id for h, _ in chosen]) if explain else {}
+        return [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None)
+                for rank_no, (hit, row) in enumerate(chosen, start=1)]
+
+    def _result(self, rank_no: int, hit, row: dict, depth: Depth, matched) -> dict:
+        meta = row["meta"]
+        result = {"rank": rank_no, "name": row["name"], "path": row["path"], "score": round(hit.score, 4)}
+        if depth in (Depth.SUMMARY, Depth.FULL):
+            preview_src = meta.get("index_hook") or row["description"] or row["body"]
+            result.update({
+                "title": row["title"] or row["name"], "type": row["type"], "scope": row["scope"],
+                "preview": _preview(preview_src),
+            })
+        if depth is Depth.FULL:
+            result.update({"description": row["description"].split("\n")[0], "body": row["body"],
+                           "recall": meta.get("recall", []), "paths": meta.get("paths", []),
+                           "kind": meta.get("kind"), "status": meta.get("status")})
+        if matched is not None:
+            legs = hit.legs
+            result["explain"] = {
+                "bm25": None if legs.bm25 is None else round(legs.bm25, 4),
+                "bm25_norm": round(legs.bm25_norm, 4),
+                "cosine": None if legs.cosine is None else round(legs.cosine, 4),
+                "vector": round(legs.vector, 4),
+                "fused": round(legs.fused, 4),
+                "bm25_rank": legs.bm25_rank, "vector_rank": legs.vector_rank,
+                "matched_fields": matched,
+                "notes": legs.notes,
+            }
+        return result
+
+    # -- other reads ----------------------------------------------------------------
+    def show(self, name: str, *, refresh: bool = True) -> list[dict]:
+        """Every note called ``name`` (a name, a file name or a path), in full."""
+        if refresh:
+            self.refresh(embed=False)
+        found = self.index.find(name)
+        found.sort(key=lambda r: -scope_rank(r["scope"]))
+        return [{"name": r["name"], "title": r["title"] or r["name"], "type": r["type"], "scope": r["scope"],
+                 "path": r["path"], "description": r["description"].split("\n")[0], "body": r["body"],
+                 "meta": r["meta"]} for r in found]
+
+    def stats(self, *, refresh: bool = True) -> dict:
+        if refresh:
+            self.refresh(embed=False)
+        conn = self.index.conn
+        by_type = dict(conn.execute("SELECT coalesce(type, '(none)'), count(*) FROM units GROUP BY 1").fetchall())
+        by_scope = dict(conn.execute("SELECT scope, count(*) FROM units GROUP BY 1").fetchall())
+        embedded = dict(conn.execute(
+            "SELECT e.model, count(DISTINCT c.unit) FROM chunks c JOIN embeddings e ON e.hash = c.hash"
+            " GROUP BY e.model").fetchall())
+        return {"index": self.index_path, "counts": self.index.counts(), "by_type": by_type,
+                "by_scope": by_scope, "embedded_units": embedded,
+                "stores": [{"path": str(s.path), "scope": s.scope, "source": s.label} for s in self.specs],
+                "skipped": len(self.skipped), "shadowed": len(self.shadowed)}
+
+    def doctor(self) -> dict:
+        """What is configured, where the index lives, whether it is healthy, embedder status."""
+        embedder = self.embedder
+        integrity = self.index.check_integrity()
+        stores = []
+        for spec in self.specs:
+            stores.append({"path": str(spec.path), "scope": spec.scope, "source": spec.label,
+                           "exists": spec.path.is_dir(), "read_only": spec.read_only,
+                           "has_MEMORY.md": (spec.path / "MEMORY.md").is_file()})
+        return {
+            "config_files": self.config.sources or ["(none: defaults)"],
+            "repository": str(self.repo) if self.repo else None,
+            "claude_code_memory": str(discover_claude_memory(self.cwd) or "(not found)"),
+            "user_store": str(self.config.user_store_path()),
+            "stores": stores,
+            "index": {"path": self.index_path, "exists": Path(self.index_path).exists(),
+                      "integrity": integrity or "ok", **self.index.counts()},
+            "embedder": {"name": embedder.name if embedder else None, "dim": embedder.dim if embedder else None,
+                         "min_cosine": embedder.min_cosine if embedder else None,
+                         "status": "ready" if embedder else (self.embedder_notice or "off")},
+            "retrieve": {"fusion": self.config.retrieve.fusion, "min_score": self.config.retrieve.min_score,
+                         "long_notes": self.config.embed.long_notes},
+        }
+
+    def close(self) -> None:
+        self.index.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _preview(text: str) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+def _narrower_scope_wins(chosen: list, prompt: str) -> list:
+    """S3: when a user note and a project note share a recall keyword the prompt uses,
+    only the project note is recalled."""
+    words = set(prompt.lower().split())
+    project_keywords = {kw.lower() for hit, row in chosen if scope_rank(row["scope"]) > 0
+                        for kw in row["meta"].get("recall", []) if kw.lower() in words}
+    if not project_keywords:
+        return chosen
+    out = []
+    for hit, row in chosen:
+        mine = {kw.lower() for kw in row["meta"].get("recall", [])}
+        if scope_rank(row["scope"]) == 0 and mine & project_keywords:
+            continue
+        out.append((hit, row))
+    return out

@@ -1,0 +1,107 @@
+"""Ranking units for a query: the keyword leg, the vector leg, thresholds, fusion (R1, R3)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..config import Fusion, RetrieveConfig
+from ..embed.base import Embedder
+from ..index.db import Index
+from ..index.schema import FTS_COLUMNS
+from ..index.text import fts_match_expression, query_terms
+from ..index.vectors import unit_similarities
+from .fusion import Legs, calibrate_cosine, fuse_hybrid, fuse_rrf, min_max
+
+log = logging.getLogger("memlane.retrieve")
+
+
+@dataclass
+class Hit:
+    unit_id: int
+    score: float
+    legs: Legs
+    matched: dict[str, list[str]] | None = None  # field -> query terms found there
+
+
+def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,
+         fusion: Fusion | str | None = None, limit: int | None = None,
+         apply_threshold: bool = True, query_vector=None) -> list[Hit]:
+    """Units relevant to ``query``, best first, each with the evidence of both legs."""
+    fusion = Fusion(fusion or settings.fusion)
+    terms = query_terms(query)
+    legs: dict[int, Legs] = {}
+
+    if fusion is not Fusion.VECTOR:
+        keyword = dict(index.keyword_search(terms, limit=settings.candidates))
+        for position, (unit_id, norm) in enumerate(
+                sorted(min_max(keyword).items(), key=lambda kv: -kv[1]), start=1):
+            legs[unit_id] = Legs(bm25=keyword[unit_id], bm25_norm=norm, bm25_rank=position)
+
+    vectors_available = False
+    if embedder is not None and fusion is not Fusion.KEYWORD:
+        found = None
+        if query.strip():
+            qvec = query_vector if query_vector is not None else embedder.embed_query(query[: embedder.max_chars])
+            found = unit_similarities(index, embedder.name, qvec)
+        if found is not None:
+            vectors_available = True
+            _add_vector_leg(index, legs, found, settings, embedder, apply_threshold)
+
+    if not legs:
+        return []
+    if fusion is Fusion.RRF:
+        fuse_rrf(legs, k=settings.rrf_k, legs_used=1 + int(vectors_available))
+    elif fusion is Fusion.VECTOR:
+        for item in legs.values():
+            item.fused = item.vector
+    else:
+        fuse_hybrid(legs, vector_weight=settings.vector_weight, keyword_weight=settings.keyword_weight,
+                    vectors_available=vectors_available and fusion is Fusion.HYBRID)
+    hits = [Hit(unit_id, item.fused, item) for unit_id, item in legs.items()]
+    if apply_threshold:
+        hits = [h for h in hits if h.score >= settings.min_score]
+    hits.sort(key=lambda h: (-h.score, h.unit_id))
+    return hits[:limit] if limit else hits
+
+
+def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: RetrieveConfig,
+                    embedder: Embedder, apply_threshold: bool) -> None:
+    import numpy as np
+
+    units, sims = found
+    floor = settings.min_cosine if settings.min_cosine is not None else embedder.min_cosine
+    order = np.argsort(-sims, kind="stable")
+    top = order[: settings.candidates]
+    vm = index.vector_matrix(embedder.name)
+    for rank_no, pos in enumerate(top.tolist(), start=1):
+        cosine = float(sims[pos])
+        if apply_threshold and cosine < floor:
+            break  # below the leg's threshold nothing is recalled by this leg (R3)
+        item = legs.setdefault(int(units[pos]), Legs())
+        item.cosine, item.vector_rank = cosine, rank_no
+        item.vector = calibrate_cosine(cosine, floor)
+    # keyword candidates outside the vector top-N still get their cosine (no rank)
+    for unit_id, item in legs.items():
+        if item.cosine is None and vm is not None and unit_id in vm.position:
+            cosine = float(sims[vm.position[unit_id]])
+            item.cosine = cosine
+            item.vector = calibrate_cosine(cosine, floor)
+
+
+def matched_fields(index: Index, query: str, unit_ids: list[int]) -> dict[int, dict[str, list[str]]]:
+    """For each unit, which query terms FTS5 finds in which field (for ``--explain``)."""
+    terms = query_terms(query)
+    out: dict[int, dict[str, list[str]]] = {uid: {} for uid in unit_ids}
+    if not terms or not unit_ids:
+        return out
+    marks = ",".join("?" * len(unit_ids))
+    for column in FTS_COLUMNS:
+        for term in terms:
+            expr = f"{column} : {fts_match_expression([term])}"
+            rows = index.conn.execute(
+                f"SELECT rowid FROM units_fts WHERE units_fts MATCH ? AND rowid IN ({marks})",
+                [expr, *unit_ids]).fetchall()
+            for (rowid,) in rows:
+                out[rowid].setdefault(column, []).append(term)
+    return out

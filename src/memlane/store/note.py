@@ -1,0 +1,116 @@
+"""A note: one memory file parsed into the fields recall needs (S1, S2)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .frontmatter import split_frontmatter
+from .links import Link, extract_links
+
+NOTE_TYPES = ("user", "feedback", "project", "reference")
+NOTE_KINDS = ("principle", "correction", "decision", "guideline", "pitfall", "process", "model")
+NOTE_STATUSES = ("active", "dormant", "archived")
+
+
+@dataclass
+class Note:
+    name: str
+    path: Path  # absolute
+    rel: str  # relative to its store root, with forward slashes
+    scope: str
+    store: Path
+    description: str = ""
+    body: str = ""
+    type: str | None = None
+    recall: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    importance: float | None = None
+    supersedes: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)
+    status: str | None = None
+    private: bool = False
+    kind: str | None = None
+    links: list[Link] = field(default_factory=list)
+    title: str | None = None  # from the MEMORY.md line, if any
+    index_hook: str | None = None
+    content_hash: str = ""
+    mtime: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def display_title(self) -> str:
+        return self.title or self.name
+
+
+def _as_list(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    text = str(value).strip()
+    return [part.strip() for part in text.split(",") if part.strip()] if text else []
+
+
+def _as_text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value)
+    return str(value).strip()
+
+
+def _as_importance(value, problems: list[str]) -> float | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        problems.append(f"importance {value!r} is not a number; ignored")
+        return None
+    return min(1.0, max(0.0, number))
+
+
+def _as_bool(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in {"true", "yes", "1", "on"}
+
+
+def parse_note(text: str, *, path: Path, rel: str, scope: str, store: Path, mtime: float = 0.0) -> Note:
+    """Parse a note's text. Never raises; anything odd lands in ``note.problems``."""
+    fm = split_frontmatter(text)
+    f = fm.fields
+    problems = list(fm.problems)
+    meta = f.get("metadata") if isinstance(f.get("metadata"), dict) else {}
+    note_type = _as_text(f.get("type") or meta.get("type")).lower() or None
+    if note_type and note_type not in NOTE_TYPES:
+        problems.append(f"unknown type {note_type!r}")
+    stem = Path(rel).stem
+    status = _as_text(f.get("status")).lower() or None
+    if status and status not in NOTE_STATUSES:
+        problems.append(f"unknown status {status!r}; treated as active")
+        status = None
+    return Note(
+        name=_as_text(f.get("name")) or stem,
+        path=path,
+        rel=rel,
+        scope=scope,
+        store=store,
+        description=_as_text(f.get("description")),
+        body=fm.body.strip("\n"),
+        type=note_type,
+        recall=_as_list(f.get("recall")),
+        paths=_as_list(f.get("paths")),
+        importance=_as_importance(f.get("importance"), problems),
+        supersedes=_as_list(f.get("supersedes")),
+        superseded_by=_as_list(f.get("superseded_by")),
+        status=status,
+        private=_as_bool(f.get("private", False)),
+        kind=_as_text(f.get("kind")).lower() or None,
+        links=extract_links(fm.body),
+        content_hash=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        mtime=mtime,
+        problems=problems,
+    )

@@ -1,0 +1,117 @@
+"""Read a memory folder safely: every readable note comes back, every file that cannot
+be a note comes back as a skip with its reason (binary, too big, unreadable, loop)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
+from .note import Note, parse_note
+
+DEFAULT_MAX_BYTES = 1_000_000
+_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".obsidian", ".trash"}
+
+
+@dataclass
+class Skip:
+    path: str
+    reason: str
+
+
+@dataclass
+class FolderScan:
+    root: Path
+    scope: str
+    notes: list[Note] = field(default_factory=list)
+    index_lines: list[IndexLine] = field(default_factory=list)
+    has_index: bool = False
+    skipped: list[Skip] = field(default_factory=list)
+
+
+def _walk_markdown(root: Path, skipped: list[Skip]):
+    """Yield ``*.md`` files under ``root``, following symlinks once (loops are skipped)."""
+    seen_dirs: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            st = folder.stat()
+        except OSError as exc:
+            skipped.append(Skip(str(folder), f"unreadable folder: {exc.strerror or exc}"))
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            skipped.append(Skip(str(folder), "symlink loop or repeated folder"))
+            continue
+        seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(Skip(str(folder), f"unreadable folder: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                if entry.is_dir():
+                    if entry.name not in _SKIP_DIRS:
+                        stack.append(path)
+                elif entry.name.lower().endswith(".md") and entry.is_file():
+                    yield path
+            except OSError as exc:
+                skipped.append(Skip(str(path), f"unreadable: {exc.strerror or exc}"))
+
+
+def read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
+    """Return (text, None) or (None, reason). Non-UTF-8 bytes are replaced, not fatal."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return None, f"too large ({size:,} bytes > {max_bytes:,}); raise index.max_file_bytes to include it"
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"unreadable: {exc.strerror or exc}"
+    if b"\x00" in data[:8192]:
+        return None, "binary file (NUL bytes)"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), "not UTF-8: undecodable bytes replaced with U+FFFD"
+
+
+def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FolderScan:
+    """Parse every note in ``root`` (a folder without ``MEMORY.md`` is valid)."""
+    root = root.expanduser().resolve()
+    result = FolderScan(root=root, scope=scope)
+    if not root.is_dir():
+        result.skipped.append(Skip(str(root), "not a folder"))
+        return result
+    for path in _walk_markdown(root, result.skipped):
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+        text, problem = read_text(path, max_bytes)
+        if text is None:
+            result.skipped.append(Skip(str(path), problem or "unreadable"))
+            continue
+        if rel == INDEX_FILE:
+            result.has_index = True
+            result.index_lines = parse_memory_index(text)
+            continue
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            mtime = 0.0
+        note = parse_note(text, path=path, rel=rel, scope=scope, store=root, mtime=mtime)
+        if problem:
+            note.problems.append(problem)
+        result.notes.append(note)
+    _attach_index_lines(result)
+    return result
+
+
+def _attach_index_lines(scan: FolderScan) -> None:
+    by_rel = {note.rel: note for note in scan.notes}
+    for line in scan.index_lines:
+        note = by_rel.get(line.file.lstrip("./"))
+        if note is not None:
+            note.title, note.index_hook = line.title, line.hook

@@ -1,0 +1,71 @@
+"""Scopes (S3): user (cross-project) and project (the repository), narrower wins.
+
+A name that exists in both scopes is served from the project scope; the user note is
+shadowed (reported by ``stats``/``doctor``, never recalled). The union is never loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .links import link_key
+from .note import Note
+from .scan import DEFAULT_MAX_BYTES, Skip, scan_folder
+
+#: wider scopes first; a higher rank is narrower and wins a conflict
+SCOPE_RANK = {"user": 0, "project": 1}
+
+
+def scope_rank(scope: str) -> int:
+    return SCOPE_RANK.get(scope, SCOPE_RANK["project"])
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    path: Path
+    scope: str = "project"
+    read_only: bool = False
+    label: str = ""  # where the mount came from: "--store", "config", "claude-code", "demo"
+
+
+@dataclass
+class Snapshot:
+    """Everything the stores hold right now."""
+
+    notes: list[Note] = field(default_factory=list)
+    shadowed: list[tuple[Note, Note]] = field(default_factory=list)  # (hidden, winner)
+    skipped: list[Skip] = field(default_factory=list)
+    folders: dict[Path, bool] = field(default_factory=dict)  # root -> has MEMORY.md
+
+
+def load_snapshot(specs: list[StoreSpec], *, max_bytes: int = DEFAULT_MAX_BYTES) -> Snapshot:
+    snap = Snapshot()
+    seen_roots: set[Path] = set()
+    for spec in specs:
+        scan = scan_folder(spec.path, spec.scope, max_bytes=max_bytes)
+        if scan.root in seen_roots:
+            continue
+        seen_roots.add(scan.root)
+        snap.notes.extend(scan.notes)
+        snap.skipped.extend(scan.skipped)
+        snap.folders[scan.root] = scan.has_index
+    _resolve_name_conflicts(snap)
+    return snap
+
+
+def _resolve_name_conflicts(snap: Snapshot) -> None:
+    best: dict[str, Note] = {}
+    for note in snap.notes:
+        key = link_key(note.name)
+        holder = best.get(key)
+        if holder is None or scope_rank(note.scope) > scope_rank(holder.scope):
+            best[key] = note
+    kept = []
+    for note in snap.notes:
+        winner = best[link_key(note.name)]
+        if scope_rank(note.scope) < scope_rank(winner.scope):
+            snap.shadowed.append((note, winner))
+        else:
+            kept.append(note)
+    snap.notes = kept
