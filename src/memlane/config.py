@@ -60,6 +60,7 @@ class StoresConfig:
 class IndexConfig:
     path: str = ""  # default: one file per store set in the cache dir
     max_file_bytes: int = 1_000_000
+    busy_timeout_ms: int = 5000  # how long a writer waits for another process's lock
 
 
 @dataclass
@@ -106,6 +107,9 @@ class Config:
         unknown = set(r.fts_weights) - {"name", "description", "keywords", "body"}
         if unknown:
             raise ConfigError(f"retrieve.fts_weights: unknown field(s) {sorted(unknown)}")
+        for name in ("max_file_bytes", "busy_timeout_ms"):
+            if getattr(self.index, name) < (1 if name == "max_file_bytes" else 0):
+                raise ConfigError(f"index.{name} must be a positive integer, got {getattr(self.index, name)!r}")
         for mount in self.stores.mounts:
             if mount.scope not in ("user", "project"):
                 raise ConfigError(f"stores.mounts: scope must be 'user' or 'project', got {mount.scope!r}")
@@ -141,9 +145,27 @@ def _apply(target, data: dict, prefix: str) -> None:
         elif isinstance(current, dict):
             if not isinstance(value, dict):
                 raise ConfigError(f"{prefix}{key} must be a table")
-            current.update({k: float(v) for k, v in value.items()})
+            for k, v in value.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise ConfigError(f"{prefix}{key}.{k} must be a number, got {v!r}")
+                current[k] = float(v)
         else:
+            _check_type(f"{prefix}{key}", current, value)
             setattr(target, key, value)
+
+
+def _check_type(key: str, default, value) -> None:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, bool):
+        ok, kind = isinstance(value, bool), "true or false"
+    elif isinstance(default, int):
+        ok, kind = number and isinstance(value, int), "an integer"
+    elif isinstance(default, float) or default is None:
+        ok, kind = number, "a number"
+    else:
+        ok, kind = isinstance(value, str), "a string"
+    if not ok:
+        raise ConfigError(f"{key} must be {kind}, got {value!r}")
 
 
 def config_files(repo_root: Path | None) -> list[Path]:

@@ -4,16 +4,19 @@ recalls, and returns plain data (dicts and lists) — it never prints."""
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
+import sqlite3
 import time
 from enum import Enum
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .config import Config, Fusion, cache_home, load_config
+from .config import Config, ConfigError, Fusion, cache_home, load_config
 from .embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedder
-from .index import Index, embed_pending, unit_from_note
+from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
+from .index.db import is_corruption
 from .retrieve import matched_fields, rank
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
 from .store.scan import Skip
@@ -56,7 +59,8 @@ class Memory:
         self.config = config or load_config(self.repo)
         self.specs = self._resolve_specs(stores)
         self.index_path = str(index_path or self.config.index.path or self._default_index_path())
-        self.index = Index(self.index_path, fts_weights=self.config.retrieve.fts_weights)
+        self.index = Index(self.index_path, fts_weights=self.config.retrieve.fts_weights,
+                           busy_timeout_ms=self.config.index.busy_timeout_ms)
         self._embedder_choice = embedder
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
@@ -105,6 +109,8 @@ class Memory:
             name = DEFAULT_EMBEDDER
         try:
             self._embedder = load_embedder(name)
+        except KeyError as exc:
+            raise ConfigError(exc.args[0]) from None
         except EmbedderUnavailable as exc:
             self.embedder_notice = f"keyword-only: {exc}"
             log.warning("%s", self.embedder_notice)
@@ -120,13 +126,21 @@ class Memory:
             log.warning("skipped %s: %s", skip.path, skip.reason)
         units = [unit_from_note(n) for n in snap.notes]
         embedder = self.embedder if embed else None
-        max_chars = embedder.max_chars if embedder else 2000
-        report = self.index.sync(units, strategy=self.config.embed.long_notes, max_chars=max_chars,
-                                 progress=(lambda d, t: progress("index", d, t)) if progress else None)
-        embedded = 0
-        if embedder is not None:
-            embedded = embed_pending(self.index, embedder,
-                                     progress=(lambda d, t: progress("embed", d, t)) if progress else None)
+        max_chars = embedder.max_chars if embedder else None
+        sync_progress = (lambda d, t: progress("index", d, t)) if progress else None
+        embed_progress = (lambda d, t: progress("embed", d, t)) if progress else None
+        embedded, write_problem = 0, None
+        try:
+            report = self.index.sync(units, strategy=self.config.embed.long_notes, max_chars=max_chars,
+                                     progress=sync_progress)
+            if embedder is not None:
+                embedded = embed_pending(self.index, embedder, progress=embed_progress)
+        except (sqlite3.OperationalError, OSError) as exc:
+            # locked past the busy timeout, read-only, or unopenable: recall must still work
+            write_problem = str(exc)
+            report = self._fall_back(exc, units, max_chars)
+            if embedder is not None and self.index.path == ":memory:":
+                embedded = embed_pending(self.index, embedder, progress=embed_progress)
         self._last_refresh = time.monotonic()
         return {
             "notes": len(units), "added": report.added, "updated": report.updated, "removed": report.removed,
@@ -134,8 +148,31 @@ class Memory:
             "skipped": [{"path": s.path, "reason": s.reason} for s in snap.skipped],
             "shadowed": [{"path": str(h.path), "by": str(w.path)} for h, w in snap.shadowed],
             "embedder": embedder.name if embedder else None, "notice": self.embedder_notice,
+            "index_problem": write_problem, "index": self.index_path,
             "seconds": round(time.perf_counter() - started, 3),
         }
+
+    def _fall_back(self, exc: Exception, units, max_chars: int):
+        """The index file cannot be written: use it read-only if it is current enough to read,
+        else build a private in-memory index for this process. Nothing on disk is touched."""
+        if "locked" in str(exc).lower() and self._index_readable():
+            log.warning("index %s is locked by another process (%s); recalling from it as it is",
+                        self.index_path, exc)
+            return SyncReport(skipped_write=str(exc))
+        log.warning("index %s cannot be written (%s); using an in-memory index for this run",
+                    self.index_path, exc)
+        self.index.close()
+        self.index = Index(":memory:", fts_weights=self.config.retrieve.fts_weights)
+        self.index_path = ":memory:"
+        report = self.index.sync(units, strategy=self.config.embed.long_notes, max_chars=max_chars or 2000)
+        report.skipped_write = str(exc)
+        return report
+
+    def _index_readable(self) -> bool:
+        try:
+            return self.index.conn.execute("SELECT count(*) FROM units").fetchone()[0] > 0
+        except (sqlite3.Error, OSError):
+            return False
 
     # -- recall ---------------------------------------------------------------------
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,
@@ -146,7 +183,14 @@ class Memory:
         k = k or self.config.retrieve.k
         if refresh:
             self.refresh()
-        hits = rank(self.index, prompt, self.config.retrieve, embedder=self.embedder, fusion=fusion)
+        try:
+            hits = self._rank(prompt, fusion)
+        except sqlite3.DatabaseError as exc:
+            if not is_corruption(exc) or self.index.path == ":memory:":
+                raise
+            self.index.heal(exc)  # e.g. a damaged full-text index: rebuild from the files, once
+            self.refresh()
+            hits = self._rank(prompt, fusion)
         rows = self.index.units_by_id([h.unit_id for h in hits])
         chosen = []
         for hit in hits:
@@ -156,10 +200,16 @@ class Memory:
             if not include_archived and row["meta"].get("status") == "archived":
                 continue
             chosen.append((hit, row))
-        chosen = _narrower_scope_wins(chosen, prompt)[:k]
+        chosen = chosen[:k]
         matched = matched_fields(self.index, prompt, [h.unit_id for h, _ in chosen]) if explain else {}
         return [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None)
                 for rank_no, (hit, row) in enumerate(chosen, start=1)]
+
+    def _rank(self, prompt: str, fusion):
+        mixed_scopes = len({scope_rank(s.scope) for s in self.specs}) > 1
+        exclude = _overridden_user_units(self.index, prompt) if mixed_scopes else frozenset()
+        return rank(self.index, prompt, self.config.retrieve, embedder=self.embedder, fusion=fusion,
+                    exclude=exclude)
 
     def _result(self, rank_no: int, hit, row: dict, depth: Depth, matched) -> dict:
         meta = row["meta"]
@@ -252,18 +302,17 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
-def _narrower_scope_wins(chosen: list, prompt: str) -> list:
-    """S3: when a user note and a project note share a recall keyword the prompt uses,
-    only the project note is recalled."""
-    words = set(prompt.lower().split())
-    project_keywords = {kw.lower() for hit, row in chosen if scope_rank(row["scope"]) > 0
-                        for kw in row["meta"].get("recall", []) if kw.lower() in words}
-    if not project_keywords:
-        return chosen
-    out = []
-    for hit, row in chosen:
-        mine = {kw.lower() for kw in row["meta"].get("recall", [])}
-        if scope_rank(row["scope"]) == 0 and mine & project_keywords:
-            continue
-        out.append((hit, row))
-    return out
+def _overridden_user_units(index: Index, prompt: str) -> frozenset[int]:
+    """S3: user-scope units that share a recall keyword, used by the prompt, with a
+    project-scope unit: the narrower scope wins, so they leave both legs before ranking."""
+    terms = set(query_terms(prompt))
+    rows = [(uid, scope, json.loads(meta).get("recall", [])) for uid, scope, meta in
+            index.conn.execute("SELECT id, scope, meta FROM units WHERE keywords != ''")]
+
+    def used(keyword: str) -> bool:
+        words = set(query_terms(keyword))
+        return bool(words) and words <= terms
+
+    project = {kw.lower() for _, scope, kws in rows if scope_rank(scope) > 0 for kw in kws if used(kw)}
+    return frozenset(uid for uid, scope, kws in rows
+                     if scope_rank(scope) == 0 and project & {kw.lower() for kw in kws})

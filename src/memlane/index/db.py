@@ -62,7 +62,7 @@ class VectorMatrix:
         self.position = {uid: pos for pos, uid in enumerate(self.units.tolist())}
 
 
-def _is_corruption(exc: BaseException) -> bool:
+def is_corruption(exc: BaseException) -> bool:
     text = str(exc).lower()
     return any(s in text for s in ("malformed", "not a database", "corrupt", "disk image", "fts5: corrupt"))
 
@@ -70,8 +70,10 @@ def _is_corruption(exc: BaseException) -> bool:
 class Index:
     """One SQLite file (or ``:memory:``) holding the units of a store set."""
 
-    def __init__(self, path: Path | str, *, fts_weights: dict[str, float] | None = None):
+    def __init__(self, path: Path | str, *, fts_weights: dict[str, float] | None = None,
+                 busy_timeout_ms: int = BUSY_TIMEOUT_MS):
         self.path = str(path)
+        self.busy_timeout_ms = busy_timeout_ms
         self.fts_weights = {c: 1.0 for c in FTS_COLUMNS} | (fts_weights or {})
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorMatrix] = {}
@@ -87,9 +89,9 @@ class Index:
     def _connect(self) -> sqlite3.Connection:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None,
                                check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         if self.path != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -103,11 +105,11 @@ class Index:
             conn.execute("SELECT count(*) FROM units").fetchone()
             return conn
         except sqlite3.DatabaseError as exc:
-            if not _is_corruption(exc) or self.path == ":memory:":
+            if not is_corruption(exc) or self.path == ":memory:":
                 raise
-            return self._heal(exc)
+            return self.heal(exc)
 
-    def _heal(self, exc: BaseException) -> sqlite3.Connection:
+    def heal(self, exc: BaseException) -> sqlite3.Connection:
         """Move the corrupt file aside (kept for inspection) and start a fresh index."""
         if self._conn is not None:
             try:
@@ -115,7 +117,7 @@ class Index:
             except sqlite3.Error:
                 pass
             self._conn = None
-        stamp = time.strftime("%Y%m%d-%H%M%S")
+        stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000_000:09d}"
         for suffix in ("", "-wal", "-shm"):
             old = Path(self.path + suffix)
             if old.exists():
@@ -146,7 +148,7 @@ class Index:
         problem = self.check_integrity()
         if problem is None:
             return False
-        self._heal(RuntimeError(problem))
+        self.heal(RuntimeError(problem))
         return True
 
     # -- metadata -----------------------------------------------------------------
@@ -163,14 +165,14 @@ class Index:
 
     # -- sync ---------------------------------------------------------------------
     def sync(self, units: Iterable[Unit], *, strategy: ChunkStrategy | str = ChunkStrategy.WHOLE,
-             max_chars: int = 2000, prune: bool = True,
+             max_chars: int | None = 2000, prune: bool = True,
              progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Make the index hold exactly ``units`` (``prune=False`` only adds/updates)."""
         try:
             return self._sync(list(units), ChunkStrategy(strategy), max_chars, prune, progress)
         except sqlite3.DatabaseError as exc:
-            if _is_corruption(exc) and self.path != ":memory:":
-                self._heal(exc)
+            if is_corruption(exc) and self.path != ":memory:":
+                self.heal(exc)
                 report = self._sync(list(units), ChunkStrategy(strategy), max_chars, prune, progress)
                 report.healed = True
                 return report
@@ -180,9 +182,12 @@ class Index:
               progress: Callable[[int, int], None] | None) -> SyncReport:
         report = SyncReport()
         conn = self.conn
-        setting = f"{strategy.value}:{max_chars}"
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if max_chars is None:  # not embedding now: keep the chunking the vectors were made with
+                stored = (self.get_meta("chunking") or "").partition(":")
+                max_chars = int(stored[2]) if stored[0] == strategy.value and stored[2].isdigit() else 2000
+            setting = f"{strategy.value}:{max_chars}"
             if self.get_meta("chunking") != setting:
                 conn.execute("DELETE FROM chunks")
                 conn.execute("UPDATE units SET hash = ''")  # force re-chunking of everything

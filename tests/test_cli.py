@@ -1,0 +1,246 @@
+"""The ``memlane`` command (X2): every command works on a bare folder, stdout is data only,
+errors are one line on stderr with exit code 2, and everything has help text."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import STORE_NOTES
+from memlane.adapters.cli import build_parser, main
+
+N_STORE = len(STORE_NOTES)
+PROMPT = "release the postgres upgrade"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code: int, out: str, err: str) -> str:
+    assert code == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memlane: error: "), err
+    return lines[0]
+
+
+COMMANDS = [
+    ["init"],
+    ["index"],
+    ["index", "--no-embed"],
+    ["recall", PROMPT],
+    ["show", "user_role"],
+    ["stats"],
+    ["doctor"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c))
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_every_command_works_on_a_bare_store(capsys, store, embedder, command, as_json, sealed_env):
+    """``--store DIR`` with no prior init or index."""
+    argv = [*command, "--store", str(store), "--embedder", embedder] + (["--json"] if as_json else [])
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert out.strip()
+    if as_json:
+        json.loads(out)  # stdout is exactly one JSON document
+    assert "Traceback" not in err
+
+
+def test_init_writes_config_and_user_store_once(capsys, store, sealed_env):
+    code, out, _ = run(capsys, "init", "--store", str(store), "--embedder", "none", "--json")
+    data = json.loads(out)
+    config_file = sealed_env / "config" / "memlane" / "config.toml"
+    user_store = sealed_env / "data" / "memlane" / "user"
+    assert code == 0 and data["created"] == [str(config_file), str(user_store)]
+    assert config_file.is_file() and (user_store / "MEMORY.md").is_file()
+    code, out, _ = run(capsys, "init", "--store", str(store), "--embedder", "none")
+    assert code == 0 and out.startswith("already initialised")
+
+
+def test_index_json_report(capsys, store, embedder):
+    code, out, _ = run(capsys, "index", "--store", str(store), "--embedder", embedder, "--json")
+    report = json.loads(out)
+    assert (report["notes"], report["added"]) == (N_STORE, N_STORE)
+    assert report["embedded"] == (N_STORE if embedder == "fake" else 0)
+    code, out, _ = run(capsys, "index", "--store", str(store), "--embedder", embedder, "--json")
+    assert json.loads(out)["unchanged"] == N_STORE  # same store, same default index: incremental
+
+
+def test_recall_json_rank_order_and_absolute_paths(capsys, store, embedder):
+    code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", embedder, "--json", PROMPT)
+    data = json.loads(out)
+    assert code == 0 and data["prompt"] == PROMPT
+    results = data["results"]
+    assert [r["name"] for r in results[:2]] == ["project_postgres_upgrade", "release_checklist"]
+    assert [r["rank"] for r in results] == list(range(1, len(results) + 1))
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+    for r in results:
+        assert Path(r["path"]).is_absolute() and Path(r["path"]).is_file()
+
+
+def test_relative_store_gives_absolute_paths(capsys, store, monkeypatch):
+    monkeypatch.chdir(store.parent)
+    code, out, _ = run(capsys, "recall", "--store", store.name, "--embedder", "none", "--json", PROMPT)
+    paths = [r["path"] for r in json.loads(out)["results"]]
+    assert paths and all(Path(p).is_absolute() and Path(p).is_file() for p in paths)
+
+
+@pytest.mark.parametrize("depth, keys", [
+    ("ids", {"rank", "name", "path", "score"}),
+    ("summary", {"rank", "name", "path", "score", "title", "type", "scope", "preview"}),
+    ("full", {"rank", "name", "path", "score", "title", "type", "scope", "preview", "description", "body",
+              "recall", "paths", "kind", "status"}),
+])
+def test_recall_depth(capsys, store, depth, keys):
+    code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", "none", "--json", "--depth", depth,
+                       PROMPT)
+    results = json.loads(out)["results"]
+    assert results and all(set(r) == keys for r in results)
+    code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", "none", "--depth", depth, PROMPT)
+    first = out.splitlines()[0]
+    assert first.startswith("1. ")
+    if depth == "ids":
+        assert first.endswith(str(store / "project_postgres_upgrade.md"))
+    else:
+        assert "Postgres upgrade" in first  # the MEMORY.md title
+    body = "We upgrade the primary database from Postgres 14 to Postgres 16 during the Q3 freeze."
+    assert (body in out) is (depth == "full")
+
+
+def test_recall_explain(capsys, store, embedder):
+    code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", embedder, "--explain", PROMPT)
+    assert code == 0
+    assert "why: bm25 " in out and "fused " in out
+    assert "matched fields: name: postgres, upgrade" in out
+    code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", embedder, "--explain", "--json", PROMPT)
+    explain = json.loads(out)["results"][0]["explain"]
+    assert {"bm25", "cosine", "fused", "matched_fields"} <= set(explain)
+
+
+def test_recall_nothing_relevant(capsys, store):
+    code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", "none", "thanks!")
+    assert (code, out) == (0, "(nothing relevant)\n")
+    code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", "none", "--json", "thanks!")
+    assert json.loads(out) == {"prompt": "thanks!", "results": []}
+
+
+def test_recall_prompt_from_stdin(capsys, store, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("release the postgres upgrade\n"))
+    code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", "none", "--json", "-")
+    assert json.loads(out)["prompt"] == PROMPT
+
+
+def test_archived_flag(capsys, store):
+    _, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", "none", "--json", "jenkins deploys")
+    assert json.loads(out)["results"] == []
+    _, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", "none", "--json", "--archived",
+                    "jenkins deploys")
+    assert [r["name"] for r in json.loads(out)["results"]] == ["project_jenkins_deploys"]
+
+
+def test_show_prints_the_note(capsys, store):
+    code, out, _ = run(capsys, "show", "--store", str(store), "--embedder", "none", "user_role.md")
+    assert code == 0
+    assert out.splitlines()[:2] == ["# user_role  (user, project)", str(store / "user_role.md")]
+    assert "Alice writes backend services in Go. Keep answers short." in out
+
+
+def test_stdout_is_only_data_when_there_are_warnings(capsys, store, embedder):
+    (store / "binary.md").write_bytes(b"\x00\x01")
+    (store / "latin1.md").write_bytes(b"---\nname: latin1\n---\ncaf\xe9\n")
+    code, out, err = run(capsys, "recall", "--store", str(store), "--embedder", embedder, "--json", PROMPT)
+    assert code == 0
+    assert json.loads(out)["results"]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["recall", "--store", "{missing}", "x"], "not a folder"),
+    (["index", "--store", "{missing}"], "not a folder"),
+    (["show", "--store", "{store}", "no_such_note"], "no_such_note"),
+    (["show", "--store", "{store}", "--json", "no_such_note"], "no_such_note"),
+    (["recall", "--store", "{store}", ""], "prompt"),
+    (["recall", "--store", "{store}", "--embedder", "no-such-embedder", "x"], "no-such-embedder"),
+], ids=["missing-store-recall", "missing-store-index", "unknown-note", "unknown-note-json", "empty-prompt",
+        "unknown-embedder"])
+def test_errors_exit_2_with_one_line(capsys, store, tmp_path, argv, says):
+    argv = [a.format(store=store, missing=tmp_path / "missing") for a in argv]
+    if "--embedder" not in argv:
+        argv += ["--embedder", "none"]
+    line = one_line_error(*run(capsys, *argv))
+    assert says in line
+
+
+def test_bad_config_exits_2_with_one_line(capsys, store, tmp_path, monkeypatch):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[retrieve]\nbogus = 1\n")
+    monkeypatch.setenv("MEMLANE_CONFIG", str(bad))
+    line = one_line_error(*run(capsys, "recall", "--store", str(store), "--embedder", "none", PROMPT))
+    assert "retrieve.bogus" in line
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    code, out, err = run(capsys)
+    assert (code, out) == (2, "")
+    assert "usage: memlane" in err
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices
+
+
+def test_every_subcommand_and_option_has_help():
+    parser = build_parser()
+    (sub_action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    helps = {c.dest: c.help for c in sub_action._choices_actions}
+    commands = _subparsers(parser)
+    assert {"init", "index", "recall", "show", "stats", "doctor"} <= set(commands)
+    for name, sub in commands.items():
+        assert helps.get(name), f"{name} has no help text"
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help and action.help != argparse.SUPPRESS, f"{name} {action.dest} has no help"
+
+
+@pytest.mark.parametrize("command", ["init", "index", "recall", "show", "stats", "doctor"])
+def test_help_exits_0(capsys, command):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: memlane {command}") and "--store DIR" in out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.startswith("memlane ")
+
+
+def test_real_subprocess(store, tmp_path):
+    """One run of the installed command in a real process: exit code, pure JSON stdout."""
+    proc = subprocess.run([sys.executable, "-m", "memlane", "recall", "--store", str(store), "--embedder", "none",
+                           "--json", PROMPT], capture_output=True, text=True, timeout=120, env=os.environ.copy(),
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)["results"]
+    assert results[0]["name"] == "project_postgres_upgrade"
+    assert all(line.startswith("memlane: ") for line in proc.stderr.splitlines())  # diagnostics only
+    assert "keyword-only" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "memlane", "show", "--store", str(store), "--embedder", "none",
+                           "nope"], capture_output=True, text=True, timeout=120, env=os.environ.copy(), cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, len(proc.stderr.splitlines())) == (2, "", 1)

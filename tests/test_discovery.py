@@ -1,0 +1,121 @@
+"""Finding Claude Code's memory folder for a repository (S1; reference/agents-and-mcp.md §1.10)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import write_note
+from memlane import Memory
+from memlane.store import claude_memory_dir, discover_claude_memory, encode_project_path, git_root
+
+
+@pytest.mark.parametrize("path, encoded", [
+    ("/Users/alice/my_app.v2", "-Users-alice-my-app-v2"),
+    ("/home/bob/src/프로젝트", "-home-bob-src-----"),  # each non-ASCII letter becomes one "-"
+    ("/home/zoë/app", "-home-zo--app"),
+    ("/srv/a  b", "-srv-a--b"),  # runs are not collapsed
+    ("/work/.claude/x", "-work--claude-x"),
+    ("/a/b-c_d.e", "-a-b-c-d-e"),
+    ("C:\\Users\\me\\repo", "C--Users-me-repo"),
+    ("/Repo123/ABC", "-Repo123-ABC"),
+])
+def test_encode_project_path(path, encoded):
+    assert encode_project_path(path) == encoded
+
+
+def test_encode_project_path_accepts_a_path():
+    assert encode_project_path(Path("/Users/alice/my_app.v2")) == "-Users-alice-my-app-v2"
+
+
+def make_repo(root: Path) -> Path:
+    (root / ".git").mkdir(parents=True)
+    (root / "src" / "pkg").mkdir(parents=True)
+    return root
+
+
+def test_git_root_with_a_git_dir(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    assert git_root(repo) == repo
+    assert git_root(repo / "src" / "pkg") == repo
+
+
+def test_git_root_outside_a_repository(tmp_path):
+    assert git_root(tmp_path) is None
+
+
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute-gitdir", "relative-gitdir"])
+def test_git_root_of_a_worktree_is_the_main_tree(tmp_path, relative):
+    main = make_repo(tmp_path / "main")
+    (main / ".git" / "worktrees" / "feature").mkdir(parents=True)
+    worktree = tmp_path / "wt" / "feature"
+    (worktree / "sub").mkdir(parents=True)
+    gitdir = main / ".git" / "worktrees" / "feature"
+    target = Path("../../main/.git/worktrees/feature") if relative else gitdir
+    (worktree / ".git").write_text(f"gitdir: {target}\n")
+    assert git_root(worktree / "sub") == main
+
+
+def test_git_root_of_a_submodule_is_the_submodule(tmp_path):
+    main = make_repo(tmp_path / "main")
+    (main / ".git" / "modules" / "lib").mkdir(parents=True)
+    sub = main / "lib"
+    sub.mkdir()
+    (sub / ".git").write_text("gitdir: ../.git/modules/lib\n")
+    assert git_root(sub) == sub
+
+
+def test_discover_claude_memory_with_claude_config_dir(tmp_path, monkeypatch):
+    config_dir = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    repo = make_repo(tmp_path / "my_app.v2")
+    assert discover_claude_memory(repo) is None  # not created yet
+    memory = config_dir / "projects" / encode_project_path(repo) / "memory"
+    memory.mkdir(parents=True)
+    assert claude_memory_dir(repo) == memory
+    assert discover_claude_memory(repo / "src" / "pkg") == memory
+    assert discover_claude_memory(tmp_path) is None  # not in a repository
+
+
+def test_worktrees_share_the_main_trees_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    main = make_repo(tmp_path / "main")
+    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
+    memory = claude_memory_dir(main)
+    memory.mkdir(parents=True)
+    assert discover_claude_memory(worktree) == memory
+
+
+def test_memory_reads_user_store_and_claude_code_folder_without_writing(tmp_path, sealed_env):
+    """No explicit stores: the user store and the discovered Claude Code folder are used, the
+    project (Claude Code) note wins a name conflict, and the Claude Code folder is not written."""
+    repo = make_repo(tmp_path / "repo")
+    cc = claude_memory_dir(repo)
+    write_note(cc, "feedback_tabs.md", "---\nname: indent_style\ndescription: this repo indents with tabs\n"
+                                       "type: feedback\n---\nTabs, width 8.\n")
+    user_store = sealed_env / "data" / "memlane" / "user"
+    write_note(user_store, "indent_style.md", "---\nname: indent_style\ndescription: indent with four spaces\n"
+                                              "type: user\n---\nFour spaces.\n")
+    write_note(user_store, "user_shell.md", "---\nname: user_shell\ndescription: the user's shell is fish\n"
+                                            "type: user\n---\nfish shell.\n")
+    before = sorted(p.name for p in cc.iterdir())
+    with Memory(embedder="none", cwd=repo / "src") as mem:
+        assert {(s.scope, s.read_only, s.label) for s in mem.specs} == {
+            ("user", False, "user store"), ("project", True, "claude-code")}
+        assert [(h["name"], h["scope"]) for h in mem.recall("indent style")] == [("indent_style", "project")]
+        assert [h["name"] for h in mem.recall("fish shell")] == ["user_shell"]
+        assert Path(mem.index_path).parent != cc
+    assert sorted(p.name for p in cc.iterdir()) == before
+
+
+def test_claude_code_discovery_can_be_turned_off(tmp_path, sealed_env):
+    repo = make_repo(tmp_path / "repo")
+    claude_memory_dir(repo).mkdir(parents=True)
+    (sealed_env / "config" / "memlane").mkdir(parents=True)
+    (sealed_env / "config" / "memlane" / "config.toml").write_text("[stores]\nclaude_code = false\n")
+    with Memory(embedder="none", cwd=repo) as mem:
+        assert [s.label for s in mem.specs] == []

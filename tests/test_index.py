@@ -1,0 +1,249 @@
+"""The SQLite index (I1): incremental sync, WAL, many processes, self-healing, locks and
+unwritable locations. The index is derived: whatever happens to it, recall still works."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import STORE_NOTES, write_note
+from memlane import Config, Memory
+from memlane.index import Index, Unit
+from memlane.index.schema import MIGRATIONS
+
+N_STORE = len(STORE_NOTES)
+
+
+def rows_indexed_at(index_path) -> dict[str, float]:
+    with sqlite3.connect(index_path) as conn:
+        return dict(conn.execute("SELECT name, indexed_at FROM units"))
+
+
+# -- incremental sync --------------------------------------------------------------------
+def test_incremental_sync(memory, store):
+    first = memory.refresh()
+    assert (first["added"], first["updated"], first["removed"], first["unchanged"]) == (N_STORE, 0, 0, 0)
+    stamps = rows_indexed_at(memory.index_path)
+
+    again = memory.refresh()
+    assert (again["added"], again["updated"], again["removed"], again["unchanged"]) == (0, 0, 0, N_STORE)
+    assert rows_indexed_at(memory.index_path) == stamps  # unchanged rows were not rewritten
+
+    path = store / "user_role.md"
+    path.write_text(path.read_text().replace("Keep answers short.", "Keep answers short; no emoji."))
+    (store / "reference_linear_board.md").unlink()
+    write_note(store, "project_new.md", "---\nname: project_new\ndescription: a brand-new note\n---\nnew\n")
+    changed = memory.refresh()
+    assert (changed["added"], changed["updated"], changed["removed"], changed["unchanged"]) == (1, 1, 1, N_STORE - 2)
+    assert memory.show("reference_linear_board") == []
+    assert memory.show("user_role")[0]["body"].endswith("no emoji.")
+    assert memory.recall("emoji")[0]["name"] == "user_role"
+
+
+def test_a_changed_memory_md_hook_updates_its_note(memory, store):
+    memory.refresh()
+    index_md = store / "MEMORY.md"
+    index_md.write_text(index_md.read_text().replace("where infrastructure bugs go", "where outages are filed"))
+    report = memory.refresh()
+    assert (report["updated"], report["unchanged"]) == (1, N_STORE - 1)
+    assert [h["name"] for h in memory.recall("where are outages filed")] == ["reference_linear_board"]
+
+
+def test_deleting_the_index_loses_nothing(store, tmp_path):
+    path = tmp_path / "i.sqlite"
+    with Memory([store], embedder="none", index_path=path) as mem:
+        before = mem.recall("postgres upgrade", depth="full")
+    path.unlink()
+    with Memory([store], embedder="none", index_path=path) as mem:
+        assert mem.recall("postgres upgrade", depth="full") == before
+
+
+def test_index_sync_report(tmp_path):
+    idx = Index(tmp_path / "i.sqlite")
+    a, b = Unit(uid="a", name="a", body="alpha"), Unit(uid="b", name="b", body="beta")
+    r = idx.sync([a, b])
+    assert (r.added, r.changed) == (2, 2)
+    r = idx.sync([Unit(uid="c", name="c", body="gamma")], prune=False)
+    assert (r.added, r.removed) == (1, 0)
+    assert idx.counts()["units"] == 3
+    r = idx.sync([a])
+    assert (r.unchanged, r.removed) == (1, 2)
+    assert idx.generation == 3
+    idx.close()
+
+
+def test_schema_is_migrated_once(tmp_path):
+    path = tmp_path / "i.sqlite"
+    Index(path).conn  # noqa: B018 - opening migrates
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    idx = Index(path)
+    assert idx.counts() == {"units": 0, "chunks": 0, "embeddings": 0}  # reopening does not re-run
+    idx.close()
+
+
+def test_wal_mode_and_busy_timeout(tmp_path):
+    idx = Index(tmp_path / "i.sqlite", busy_timeout_ms=1234)
+    assert idx.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert idx.conn.execute("PRAGMA busy_timeout").fetchone()[0] == 1234
+    with sqlite3.connect(tmp_path / "i.sqlite") as other:  # WAL is a property of the file
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    idx.close()
+
+
+# -- many processes ----------------------------------------------------------------------
+WORKER = """
+import json, sys
+from memlane import Memory
+store, index, embedder = sys.argv[1:4]
+out = []
+with Memory([store], index_path=index, embedder=embedder) as mem:
+    for prompt in ["release the postgres upgrade", "how should I key the CI cache?", "migration lock"] * 2:
+        out.append([hit["name"] for hit in mem.recall(prompt)])
+print(json.dumps(out))
+"""
+
+
+def test_several_processes_share_one_index(store, tmp_path):
+    index = tmp_path / "shared.sqlite"  # not built yet: the processes race to create it
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(store), str(index), mode],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for mode in ["none", "fake", "none", "fake"]]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err and "error" not in err.lower(), err
+        results = json.loads(out)
+        assert len(results) == 6
+        for got in results:
+            assert got, results
+        assert results[0][0] == "project_postgres_upgrade"
+        assert results[1][0] == "feedback_ci_cache"
+        assert results[2][0] == "feedback_migrations_lock"
+    with Memory([store], index_path=index, embedder="none") as mem:
+        assert mem.refresh()["unchanged"] == N_STORE
+        assert mem.index.check_integrity() is None
+
+
+# -- corruption ---------------------------------------------------------------------------
+def _garbage_everywhere(path: Path) -> None:
+    path.write_bytes(b"this is not a database " * 2000)
+
+
+def _garbage_after_the_header(path: Path) -> None:
+    with path.open("r+b") as f:
+        f.seek(4096)
+        f.write(b"\xde\xad\xbe\xef" * 4096)
+
+
+def _fts_segments_lost(path: Path) -> None:
+    with sqlite3.connect(path) as conn:  # a valid file whose full-text index is broken
+        conn.execute("DELETE FROM units_fts_data WHERE id > 10")
+
+
+@pytest.mark.parametrize("damage", [_garbage_everywhere, _garbage_after_the_header, _fts_segments_lost],
+                         ids=["whole-file", "pages", "fts-index"])
+def test_corrupt_index_heals(store, tmp_path, embedder, damage, caplog):
+    path = tmp_path / "i.sqlite"
+    with Memory([store], embedder=embedder, index_path=path) as mem:
+        expected = [h["name"] for h in mem.recall("release the postgres upgrade")]
+    assert expected[0] == "project_postgres_upgrade"
+    damage(path)
+    with caplog.at_level(logging.WARNING, logger="memlane"):
+        with Memory([store], embedder=embedder, index_path=path) as mem:
+            assert [h["name"] for h in mem.recall("release the postgres upgrade")] == expected
+            assert mem.index.healed
+            assert mem.index.check_integrity() is None
+    assert list(tmp_path.glob("i.sqlite.corrupt-*")), "the corrupt file is kept for inspection"
+    assert "corrupt" in caplog.text
+
+
+def test_heal_is_reported_by_refresh(store, tmp_path):
+    path = tmp_path / "i.sqlite"
+    with Memory([store], embedder="none", index_path=path) as mem:
+        mem.refresh()
+    _garbage_everywhere(path)
+    with Memory([store], embedder="none", index_path=path) as mem:
+        report = mem.refresh()
+    assert report["healed"] is True and report["added"] == N_STORE
+
+
+# -- locks and unwritable locations ---------------------------------------------------------
+def small_timeout() -> Config:
+    config = Config()
+    config.index.busy_timeout_ms = 50
+    return config
+
+
+@pytest.mark.parametrize("before", ["stale", "never-built", "not-embedded"])
+def test_locked_index_still_recalls(store, tmp_path, embedder, before, caplog):
+    """Another process holds the write lock past our busy timeout: recall answers anyway.
+    stale: built, then a note changed; never-built: the file is being created by the other
+    process; not-embedded: built by a keyword-only process (chunks without vectors)."""
+    path = tmp_path / "i.sqlite"
+    if before != "never-built":
+        with Memory([store], embedder=embedder if before == "stale" else "none", index_path=path) as mem:
+            mem.refresh()
+    if before == "stale":
+        note = store / "user_role.md"
+        note.write_text(note.read_text() + "\nChanged since the last index.\n")  # so a write is needed
+    locker = sqlite3.connect(path, isolation_level=None)
+    try:
+        locker.execute("BEGIN EXCLUSIVE")
+        if before == "never-built":
+            locker.execute("CREATE TABLE placeholder(x)")
+        with caplog.at_level(logging.WARNING, logger="memlane"):
+            with Memory([store], embedder=embedder, index_path=path, config=small_timeout()) as mem:
+                hits = mem.recall("release the postgres upgrade")
+        assert hits and hits[0]["name"] == "project_postgres_upgrade"
+        assert "locked" in caplog.text
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+
+
+def test_unwritable_index_location_falls_back_to_memory(store, tmp_path, embedder, caplog):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("I am a regular file, not a folder")
+    with caplog.at_level(logging.WARNING, logger="memlane"):
+        with Memory([store], embedder=embedder, index_path=blocker / "sub" / "i.sqlite") as mem:
+            hits = mem.recall("release the postgres upgrade", explain=True)
+            assert mem.index_path == ":memory:"
+            report = mem.refresh()
+            assert report["index_problem"] is None and report["unchanged"] == N_STORE
+    assert hits[0]["name"] == "project_postgres_upgrade"
+    if embedder == "fake":
+        assert hits[0]["explain"]["cosine"] is not None  # the in-memory index is embedded too
+    assert "in-memory" in caplog.text
+    assert blocker.read_text() == "I am a regular file, not a folder"
+
+
+def test_unwritable_cache_dir_falls_back_to_memory(store, tmp_path, monkeypatch, caplog):
+    blocker = tmp_path / "cache_is_a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("MEMLANE_CACHE_DIR", str(blocker))
+    with caplog.at_level(logging.WARNING, logger="memlane"):
+        with Memory([store], embedder="none") as mem:
+            assert [h["name"] for h in mem.recall("postgres upgrade")] == ["project_postgres_upgrade"]
+    assert "in-memory" in caplog.text
+
+
+def test_default_index_lives_in_the_cache_dir(store, sealed_env):
+    with Memory([store], embedder="none") as mem:
+        mem.refresh()
+        path = Path(mem.index_path)
+    assert path.parent == sealed_env / "cache" / "index" and path.is_file()
+    with Memory([store], embedder="none") as again:  # same store set, same index
+        assert again.index_path == str(path)
+    other = store.parent / "other"
+    other.mkdir()
+    with Memory([store, other], embedder="none") as different:
+        assert different.index_path != str(path)
+    assert os.listdir(store).count("MEMORY.md") == 1 and not list(store.glob("*.sqlite*"))
