@@ -19,7 +19,7 @@ from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
 from .index.db import is_corruption
 from .retrieve import matched_fields, rank
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
-from .store.scan import Skip
+from .store.scan import Skip, fingerprint
 
 log = logging.getLogger("memlane")
 
@@ -117,15 +117,26 @@ class Memory:
         return self._embedder
 
     # -- indexing -------------------------------------------------------------------
-    def refresh(self, *, embed: bool = True, progress: Progress | None = None) -> dict:
-        """Bring the index in line with the files (incremental), then embed what is new."""
+    def refresh(self, *, embed: bool = True, progress: Progress | None = None, force: bool = False) -> dict:
+        """Bring the index in line with the files (incremental), then embed what is new.
+
+        When no file changed since the last complete refresh (same paths, sizes and mtimes,
+        same settings), nothing is parsed: this is the cost of a recall in a fresh process."""
         started = time.perf_counter()
+        embedder = self.embedder if embed else None
+        stamp_key, stamp = self._fingerprint(embedder)
+        if not force and self._stamp_matches(stamp_key, stamp):
+            count = self.index.counts()["units"]
+            return {"notes": count, "added": 0, "updated": 0, "removed": 0, "unchanged": count, "embedded": 0,
+                    "healed": False, "skipped": [], "shadowed": [], "up_to_date": True,
+                    "embedder": embedder.name if embedder else None, "notice": self.embedder_notice,
+                    "index_problem": None, "index": self.index_path,
+                    "seconds": round(time.perf_counter() - started, 3)}
         snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes)
         self.skipped, self.shadowed = snap.skipped, snap.shadowed
         for skip in snap.skipped:
             log.warning("skipped %s: %s", skip.path, skip.reason)
         units = [unit_from_note(n) for n in snap.notes]
-        embedder = self.embedder if embed else None
         max_chars = embedder.max_chars if embedder else None
         sync_progress = (lambda d, t: progress("index", d, t)) if progress else None
         embed_progress = (lambda d, t: progress("embed", d, t)) if progress else None
@@ -142,6 +153,8 @@ class Memory:
             if embedder is not None and self.index.path == ":memory:":
                 embedded = embed_pending(self.index, embedder, progress=embed_progress)
         self._last_refresh = time.monotonic()
+        if write_problem is None and not snap.skipped:
+            self._save_stamp(stamp_key, stamp)
         return {
             "notes": len(units), "added": report.added, "updated": report.updated, "removed": report.removed,
             "unchanged": report.unchanged, "embedded": embedded, "healed": report.healed or self.index.healed,
@@ -151,6 +164,24 @@ class Memory:
             "index_problem": write_problem, "index": self.index_path,
             "seconds": round(time.perf_counter() - started, 3),
         }
+
+    def _fingerprint(self, embedder: Embedder | None) -> tuple[str, str]:
+        settings = (f"{self.config.embed.long_notes}|{self.config.index.max_file_bytes}|"
+                    f"{sorted((str(s.path), s.scope) for s in self.specs)}")
+        key = f"files:{embedder.name if embedder else '-'}"
+        return key, fingerprint([s.path for s in self.specs]) + hashlib.sha256(settings.encode()).hexdigest()[:16]
+
+    def _stamp_matches(self, key: str, stamp: str) -> bool:
+        try:
+            return self.index.get_meta(key) == stamp
+        except (sqlite3.Error, OSError):
+            return False
+
+    def _save_stamp(self, key: str, stamp: str) -> None:
+        try:
+            self.index.set_meta(key, stamp)
+        except sqlite3.Error as exc:  # a locked index: the next refresh simply re-checks
+            log.info("could not record the refresh stamp: %s", exc)
 
     def _fall_back(self, exc: Exception, units, max_chars: int):
         """The index file cannot be written: use it read-only if it is current enough to read,

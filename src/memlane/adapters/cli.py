@@ -73,7 +73,7 @@ def cmd_index(args) -> int:
     memory = _memory(args)
     bar = ProgressBar()
     try:
-        report = memory.refresh(embed=not args.no_embed, progress=bar)
+        report = memory.refresh(embed=not args.no_embed, progress=bar, force=True)
     finally:
         bar.close()
     _notice(memory)

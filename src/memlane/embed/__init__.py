@@ -25,6 +25,7 @@ _BUILTIN = {
     "fake": "memlane.embed.fake:FakeEmbedder",
     "multilingual-e5-small": "memlane.embed.e5:E5SmallEmbedder",
     "all-minilm-l6-v2": "memlane.embed.minilm:MiniLMEmbedder",
+    "e5-minilm": "memlane.embed.ensemble:E5MiniLMEmbedder",
 }
 
 _loaded: dict[str, Embedder] = {}

@@ -63,6 +63,27 @@ def _walk_markdown(root: Path, skipped: list[Skip]):
                 skipped.append(Skip(str(path), f"unreadable: {exc.strerror or exc}"))
 
 
+def fingerprint(roots: list[Path]) -> str:
+    """A digest of every markdown file's path, size and mtime under ``roots``: equal digests
+    mean nothing changed, so a refresh can skip parsing (the hook's common case)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    skipped: list[Skip] = []
+    for root in roots:
+        root = root.expanduser()
+        digest.update(f"\0root:{root}".encode("utf-8", "surrogateescape"))
+        if not root.is_dir():
+            continue
+        for path in sorted(_walk_markdown(root, skipped)):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            digest.update(f"\0{path}\0{st.st_size}\0{st.st_mtime_ns}".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
 def read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
     """Return (text, None) or (None, reason). Non-UTF-8 bytes are replaced, not fatal."""
     try:
