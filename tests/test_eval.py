@@ -235,7 +235,7 @@ def test_agent_notes_layout(notes_dir: Path):
     uids = sorted(u.uid for u in ds.units["acme/widget"])
     assert uids == ["acme/widget:.claude/memory/feedback_changelog.md", "acme/widget:.claude/memory/feedback_smoke.md"]
     changelog = next(u for u in ds.units["acme/widget"] if u.uid.endswith("changelog.md"))
-    assert "release notes rule" in changelog.description  # the MEMORY.md hook is read, MEMORY.md is no unit
+    assert "release notes rule" in changelog.fts_description()  # the MEMORY.md hook is read, MEMORY.md is no unit
     first = ds.queries[0]
     assert first.scope == "acme/widget" and first.kind == "plain"
     assert first.must_not == {"acme/widget:.claude/memory/feedback_smoke.md"}

@@ -252,7 +252,7 @@ class Memory:
                 "preview": _preview(preview_src),
             })
         if depth is Depth.FULL:
-            result.update({"description": row["description"].split("\n")[0], "body": row["body"],
+            result.update({"description": row["description"], "body": row["body"],
                            "recall": meta.get("recall", []), "paths": meta.get("paths", []),
                            "kind": meta.get("kind"), "status": meta.get("status")})
         if matched is not None:
@@ -277,7 +277,7 @@ class Memory:
         found = self.index.find(name)
         found.sort(key=lambda r: -scope_rank(r["scope"]))
         return [{"name": r["name"], "title": r["title"] or r["name"], "type": r["type"], "scope": r["scope"],
-                 "path": r["path"], "description": r["description"].split("\n")[0], "body": r["body"],
+                 "path": r["path"], "description": r["description"], "body": r["body"],
                  "meta": r["meta"]} for r in found]
 
     def stats(self, *, refresh: bool = True) -> dict:

@@ -17,15 +17,17 @@ class Embedder:
     """Base class for embedders.
 
     Subclasses set ``name`` (registry key, also stored with every vector so a model
-    change re-embeds), ``dim`` and ``min_cosine`` (the vector-leg relevance threshold
-    for this model: cosines of different models live on different scales), and
+    change re-embeds), ``dim``, ``min_cosine`` and ``strong_cosine`` (where this model's
+    cosines say "unrelated" and "clearly relevant": models live on different scales), and
     implement :meth:`embed_batch`.
     """
 
     name: ClassVar[str] = ""
     dim: ClassVar[int] = 0
-    #: cosine below which the vector leg says "not relevant" for this model (R3)
+    #: cosine below which the vector leg says "not relevant" for this model (R3); the leg's 0
     min_cosine: ClassVar[float] = 0.0
+    #: cosine of a clearly relevant pair for this model; the leg's 1 (see retrieve/fusion.py)
+    strong_cosine: ClassVar[float] = 1.0
     #: longest input, in characters, the model sees usefully; longer texts are cut
     max_chars: ClassVar[int] = 2000
 

@@ -23,7 +23,8 @@ MINILM_WEIGHT = 0.22
 class E5MiniLMEmbedder(Embedder):
     name = "e5-minilm"
     dim = E5SmallEmbedder.dim + MiniLMEmbedder.dim
-    min_cosine = E5_WEIGHT * 0.75 + MINILM_WEIGHT * 0.10
+    min_cosine = E5_WEIGHT * E5SmallEmbedder.min_cosine + MINILM_WEIGHT * MiniLMEmbedder.min_cosine
+    strong_cosine = E5_WEIGHT * E5SmallEmbedder.strong_cosine + MINILM_WEIGHT * MiniLMEmbedder.strong_cosine
     max_chars = min(E5SmallEmbedder.max_chars, MiniLMEmbedder.max_chars)
 
     def __init__(self) -> None:

@@ -19,6 +19,7 @@ class FakeEmbedder(Embedder):
     name = "fake"
     dim = 64
     min_cosine = 0.2
+    strong_cosine = 0.8
 
     def embed_batch(self, texts: Sequence[str], *, is_query: bool):
         import numpy as np

@@ -26,8 +26,11 @@ _PARA = re.compile(r"\n\s*\n")
 
 
 def _heading_text(unit: Unit) -> str:
-    parts = [unit.title or unit.name, unit.description, unit.keywords]
-    return ". ".join(p.strip() for p in parts if p and p.strip())
+    """``name: description (keywords)``: the note's own words for when it applies. Measured
+    better than the MEMORY.md title or hook in the embedded text (README "Long notes")."""
+    name = unit.name.replace("_", " ").replace("-", " ").strip()
+    text = f"{name}: {unit.description.strip()}" if unit.description.strip() else name
+    return f"{text} ({unit.keywords.strip()})" if unit.keywords.strip() else text
 
 
 def _windows(body: str, size: int) -> list[str]:
@@ -59,7 +62,7 @@ def chunk_texts(unit: Unit, strategy: ChunkStrategy | str, *, max_chars: int = 2
     strategy = ChunkStrategy(strategy)
     heading = _heading_text(unit)
     if strategy is ChunkStrategy.WHOLE:
-        return [f"{heading}\n{unit.body}".strip()[:max_chars]]
+        return [f"{heading}\n\n{unit.body}".strip()[:max_chars]]
     if strategy is ChunkStrategy.DESCRIPTION:
         room = max(0, min(max_chars, 600) - len(heading))
         return [f"{heading}\n{unit.body[:room]}".strip()]

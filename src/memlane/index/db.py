@@ -245,7 +245,7 @@ class Index:
         name_field = " ".join(p for p in (unit.name, unit.title) if p)
         self.conn.execute(
             "INSERT INTO units_fts(rowid, name, description, keywords, body) VALUES (?,?,?,?,?)",
-            (unit_id, fts_text(name_field.replace("_", " ").replace("-", " ")), fts_text(unit.description),
+            (unit_id, fts_text(name_field.replace("_", " ").replace("-", " ")), fts_text(unit.fts_description()),
              fts_text(unit.keywords), fts_text(unit.body)))
         texts = chunk_texts(unit, strategy, max_chars=max_chars)
         self.conn.executemany(

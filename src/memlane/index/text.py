@@ -25,7 +25,11 @@ STOPWORDS = frozenset(
     itself just let lets me more most my no nor not now of off ok okay on once only or other
     our ours out over own please same she should so some such than that the their theirs them
     then there these they this those through to too under until up us very was we were what
-    when where which while who whom why will with would yes you your yours""".split()
+    when where which while who whom why will with would yes you your yours"""
+    # conversational filler: a prompt made only of these asks for no memory
+    """ thanks thank thx ty great nice cool awesome perfect good fine sure yeah yep yup nope
+    alright lol haha hi hello hey morning evening bye cheers sounds works worked looks
+    谢谢 多谢 고마 마워 고맙 맙습 습니 니다""".split()
 )
 
 

@@ -32,6 +32,14 @@ class Unit:
             )
             self.content_hash = hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
+    def fts_description(self) -> str:
+        """The description, plus the ``MEMORY.md`` hook that paraphrases it (one more recall
+        surface for the keyword leg)."""
+        hook = self.meta.get("index_hook") or ""
+        if hook and hook not in self.description:
+            return f"{self.description}\n{hook}".strip()
+        return self.description
+
     def heading(self) -> str:
         """Name and description: what the unit says it is about."""
         parts = [self.title or self.name]
@@ -57,15 +65,11 @@ def unit_from_note(note: Note) -> Unit:
         "problems": note.problems,
         "mtime": note.mtime,
     }
-    # the MEMORY.md hook paraphrases the description: one more recall surface
-    description = note.description
-    if note.index_hook and note.index_hook not in description:
-        description = f"{description}\n{note.index_hook}".strip()
     return Unit(
         uid=str(note.path),
         name=note.name,
         title=note.title or "",
-        description=description,
+        description=note.description,
         keywords=" ".join(note.recall),
         body=note.body,
         path=str(note.path),

@@ -5,10 +5,11 @@ with all three of its pieces (seed 001 §5.3): (1) a real Okapi BM25 with IDF ke
 (2) min-max normalisation on the BM25 leg only, the vector leg kept absolute, and (3) a
 unit with no vector renormalised to the leg it has, never scored 0.
 
-One addition, measured (README "Fusion"): an embedder's cosines live on its own scale
-(multilingual-e5 puts unrelated texts near 0.75), so the absolute cosine is mapped by a
-fixed per-model line ``(cos - floor) / (1 - floor)`` — still absolute (the same cosine
-always gives the same value), never normalised per query.
+One addition, measured (README "How recall works"): each embedder's cosines live on its
+own scale (multilingual-e5 squeezes everything into ~0.78-0.90, MiniLM spreads it over
+0-0.7), so the absolute cosine goes through a fixed per-model line that maps the model's
+"unrelated" cosine to 0 and its "clearly relevant" cosine to 1. It stays absolute (the
+same cosine always gives the same value), never normalised per query.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ def min_max(scores: dict[int, float]) -> dict[int, float]:
     return {key: (value - low) / (high - low) for key, value in scores.items()}
 
 
-def calibrate_cosine(cosine: float, floor: float) -> float:
-    """Map a cosine to [0, 1] on the model's scale: ``floor`` and below give 0."""
-    if floor >= 1:
-        return 0.0
-    return max(0.0, min(1.0, (cosine - floor) / (1.0 - floor)))
+def calibrate_cosine(cosine: float, floor: float, strong: float = 1.0) -> float:
+    """Map a cosine to [0, 1] on the model's scale: ``floor`` and below give 0, ``strong``
+    and above give 1."""
+    if strong <= floor:
+        return 1.0 if cosine >= floor else 0.0
+    return max(0.0, min(1.0, (cosine - floor) / (strong - floor)))
 
 
 def fuse_hybrid(legs: dict[int, Legs], *, vector_weight: float, keyword_weight: float,

@@ -30,6 +30,8 @@ def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedd
     """Units relevant to ``query``, best first, each with the evidence of both legs."""
     fusion = Fusion(fusion or settings.fusion)
     terms = query_terms(query)
+    if apply_threshold and not terms:
+        return []  # "thanks!", "ok great": no content word, nothing to recall (R3)
     legs: dict[int, Legs] = {}
 
     if fusion is not Fusion.VECTOR:
@@ -61,7 +63,9 @@ def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedd
     hits = [Hit(unit_id, item.fused, item) for unit_id, item in legs.items()]
     if apply_threshold:
         hits = [h for h in hits if h.score >= settings.min_score]
-    hits.sort(key=lambda h: (-h.score, h.unit_id))
+    # ties (e.g. several notes below the vector floor) fall back to the raw legs
+    hits.sort(key=lambda h: (-h.score, -(h.legs.cosine if h.legs.cosine is not None else -2.0),
+                             -(h.legs.bm25 or 0.0), h.unit_id))
     return hits[:limit] if limit else hits
 
 
@@ -71,6 +75,7 @@ def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: Retrie
 
     units, sims = found
     floor = settings.min_cosine if settings.min_cosine is not None else embedder.min_cosine
+    strong = max(embedder.strong_cosine, floor + 1e-6)
     order = np.argsort(-sims, kind="stable")
     top = order[: settings.candidates]
     vm = index.vector_matrix(embedder.name)
@@ -82,13 +87,13 @@ def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: Retrie
             break  # below the leg's threshold nothing is recalled by this leg (R3)
         item = legs.setdefault(int(units[pos]), Legs())
         item.cosine, item.vector_rank = cosine, rank_no
-        item.vector = calibrate_cosine(cosine, floor)
+        item.vector = calibrate_cosine(cosine, floor, strong)
     # keyword candidates outside the vector top-N still get their cosine (no rank)
     for unit_id, item in legs.items():
         if item.cosine is None and vm is not None and unit_id in vm.position:
             cosine = float(sims[vm.position[unit_id]])
             item.cosine = cosine
-            item.vector = calibrate_cosine(cosine, floor)
+            item.vector = calibrate_cosine(cosine, floor, strong)
 
 
 def matched_fields(index: Index, query: str, unit_ids: list[int]) -> dict[int, dict[str, list[str]]]:
