@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 from .. import __version__
-from ..config import DEFAULT_CONFIG_TOML, ConfigError, Fusion, config_home
+from ..config import DEFAULT_CONFIG_TOML, ConfigError, Fusion, config_home, load_config
 from ..memory import Depth, Memory, demo_store_path
+from ..store import git_root
 from .progress import ProgressBar
 
 log = logging.getLogger("memlane")
@@ -190,11 +191,20 @@ def cmd_eval(args) -> int:
         from ..eval import evaluate_path, format_report
     except ImportError as exc:  # pragma: no cover - the eval package is part of memlane
         raise CliError(f"eval is unavailable: {exc}") from None
+    path = Path(args.path)
+    if not path.exists():
+        raise CliError(f"{path}: no such benchmark folder")
     options = {"modes": args.modes.split(","), "ks": [int(k) for k in args.ks.split(",")],
-               "limit": args.limit, "embedder": args.embedder, "scope_field": args.scope_field}
-    result = evaluate_path(Path(args.path), **{k: v for k, v in options.items() if v is not None})
+               "limit": args.limit, "embedder": args.embedder, "scope_field": args.scope_field,
+               "include_types": _split(args.include_type), "exclude_types": _split(args.exclude_type),
+               "config": load_config(git_root(Path.cwd()))}
+    result = evaluate_path(path, **{k: v for k, v in options.items() if v is not None})
     _emit(args, result, format_report(result))
     return 0
+
+
+def _split(value: str | None) -> tuple[str, ...] | None:
+    return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
 
 
 # -- parser --------------------------------------------------------------------------
@@ -245,7 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="benchmark folder")
     p.add_argument("--modes", default="keyword,vector,hybrid", help="comma list of keyword,vector,hybrid,rrf")
     p.add_argument("--ks", default="1,3,5,10", help="cutoffs, comma list")
-    p.add_argument("--limit", type=int, help="only the first N queries")
+    p.add_argument("--limit", type=int, help="at most N queries, sampled evenly across the file")
+    p.add_argument("--include-type", metavar="T,..", help="only queries of these types/kinds/categories")
+    p.add_argument("--exclude-type", metavar="T,..", help="skip these (e.g. 5 for LoCoMo's adversarial)")
     p.add_argument("--scope-field", help="per-query scoping field (default: auto-detect)")
     p.set_defaults(func=cmd_eval)
     return parser

@@ -19,7 +19,7 @@ from .base import Embedder, EmbedderUnavailable
 __all__ = ["Embedder", "EmbedderUnavailable", "DEFAULT_EMBEDDER", "available_embedders", "load_embedder"]
 
 #: chosen by measurement: see README "Choosing the default embedder"
-DEFAULT_EMBEDDER = "multilingual-e5-small"
+DEFAULT_EMBEDDER = "e5-minilm"
 
 _BUILTIN = {
     "fake": "memlane.embed.fake:FakeEmbedder",

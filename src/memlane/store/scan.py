@@ -133,6 +133,6 @@ def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -
 def _attach_index_lines(scan: FolderScan) -> None:
     by_rel = {note.rel: note for note in scan.notes}
     for line in scan.index_lines:
-        note = by_rel.get(line.file.lstrip("./"))
+        note = by_rel.get(line.file.removeprefix("./"))
         if note is not None:
             note.title, note.index_hook = line.title, line.hook
