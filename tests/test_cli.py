@@ -83,7 +83,8 @@ def test_recall_json_rank_order_and_absolute_paths(capsys, store, embedder):
     data = json.loads(out)
     assert code == 0 and data["prompt"] == PROMPT
     results = data["results"]
-    assert [r["name"] for r in results[:2]] == ["project_postgres_upgrade", "release_checklist"]
+    names = [r["name"] for r in results]
+    assert names[0] == "project_postgres_upgrade" and "release_checklist" in names[:3]
     assert [r["rank"] for r in results] == list(range(1, len(results) + 1))
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
     for r in results:

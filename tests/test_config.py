@@ -21,7 +21,7 @@ def test_defaults_without_files(tmp_path):
     config = load_config(tmp_path)
     assert config.sources == []
     assert (config.retrieve.fusion, config.retrieve.vector_weight, config.retrieve.keyword_weight) == (
-        "hybrid", 0.6, 0.4)
+        "hybrid", 0.7, 0.3)
     assert config.retrieve.min_score == 0.30 and config.retrieve.k == 5
 
 

@@ -24,7 +24,8 @@ def test_results_in_rank_order_with_absolute_paths(memory, store):
     assert len(hits) >= 2
     assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
-    assert [h["name"] for h in hits[:2]] == ["project_postgres_upgrade", "release_checklist"]
+    names = [h["name"] for h in hits]
+    assert names[0] == "project_postgres_upgrade" and "release_checklist" in names[:3]
     for h in hits:
         path = Path(h["path"])
         assert path.is_absolute() and path.is_file() and path.parent == store.resolve()

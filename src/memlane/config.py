@@ -72,8 +72,8 @@ class EmbedConfig:
 @dataclass
 class RetrieveConfig:
     fusion: str = Fusion.HYBRID.value
-    vector_weight: float = 0.6
-    keyword_weight: float = 0.4
+    vector_weight: float = 0.7  # chosen by measurement (README "Choosing the weights")
+    keyword_weight: float = 0.3
     min_score: float = 0.30  # fused score below which nothing is recalled (R3)
     min_cosine: float | None = None  # vector-leg threshold; None = the embedder's own
     rrf_k: int = 60
@@ -211,8 +211,8 @@ long_notes = "whole"      # whole | description | chunks
 
 [retrieve]
 fusion = "hybrid"         # hybrid | rrf | keyword | vector
-vector_weight = 0.6
-keyword_weight = 0.4
+vector_weight = 0.7
+keyword_weight = 0.3
 min_score = 0.30
 k = 5
 

@@ -24,9 +24,11 @@ class FakeEmbedder(Embedder):
     def embed_batch(self, texts: Sequence[str], *, is_query: bool):
         import numpy as np
 
+        from ..index.text import fts_text  # CJK as bigrams, so CJK texts share "words" too
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
+            for word in _WORD.findall(fts_text(text).lower()):
                 digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
                 slot = int.from_bytes(digest[:2], "little") % self.dim
                 sign = 1.0 if digest[2] & 1 else -1.0
