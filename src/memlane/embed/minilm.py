@@ -57,11 +57,14 @@ def _load():
             where = model_dir()
             tokenizer = Tokenizer.from_file(str(where / "tokenizer.json"))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.no_padding()  # we pad per batch ourselves
+            tokenizer.no_padding()  # one text per run: nothing to pad
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = THREADS
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3
+            # no busy-waiting between runs: on 2 cores, spinning ORT threads starve the
+            # OpenMP threads of the e5 engine that runs right after (e5-minilm)
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(str(where / "model.onnx"), opts, providers=["CPUExecutionProvider"])
             _runtime = (session, tokenizer)
         return _runtime
