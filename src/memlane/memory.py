@@ -67,7 +67,6 @@ class Memory:
         self.embedder_notice: str | None = None
         self.skipped: list[Skip] = []
         self.shadowed: list[tuple] = []
-        self._last_refresh = 0.0
 
     # -- setup ----------------------------------------------------------------------
     def _resolve_specs(self, stores) -> list[StoreSpec]:
@@ -152,8 +151,7 @@ class Memory:
             report = self._fall_back(exc, units, max_chars)
             if embedder is not None and self.index.path == ":memory:":
                 embedded = embed_pending(self.index, embedder, progress=embed_progress)
-        self._last_refresh = time.monotonic()
-        if write_problem is None and not snap.skipped:
+        if write_problem is None:  # skipped files are reported here, and again by `memlane index`
             self._save_stamp(stamp_key, stamp)
         return {
             "notes": len(units), "added": report.added, "updated": report.updated, "removed": report.removed,

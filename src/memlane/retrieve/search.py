@@ -76,8 +76,9 @@ def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: Retrie
     units, sims = found
     floor = settings.min_cosine if settings.min_cosine is not None else embedder.min_cosine
     strong = max(embedder.strong_cosine, floor + 1e-6)
-    order = np.argsort(-sims, kind="stable")
-    top = order[: settings.candidates]
+    n = min(settings.candidates, len(sims))
+    best = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
+    top = best[np.argsort(-sims[best], kind="stable")]  # only the candidates get sorted
     vm = index.vector_matrix(embedder.name)
     for rank_no, pos in enumerate(top.tolist(), start=1):
         cosine = float(sims[pos])
