@@ -245,3 +245,9 @@ def test_real_subprocess(store, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "memlane", "show", "--store", str(store), "--embedder", "none",
                            "nope"], capture_output=True, text=True, timeout=120, env=os.environ.copy(), cwd=tmp_path)
     assert (proc.returncode, proc.stdout, len(proc.stderr.splitlines())) == (2, "", 1)
+
+
+def test_recall_without_any_store_says_how_to_add_one(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # not a git repository, no config, no user store
+    code, out, err = run(capsys, "recall", "--embedder", "none", "anything at all")
+    assert "--store DIR" in one_line_error(code, out, err)

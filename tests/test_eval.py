@@ -337,3 +337,17 @@ def test_locomo_and_longmemeval_loading():
     assert lme.scope_field == "haystack" and len(lme.queries) == 20 and len(lme.units) == 20
     full = load_dataset(SHARED / "longmemeval_s_trunc500")
     assert len(full.queries) == 470 and full.skipped == {"no qrels": 30}
+
+
+def test_eval_command(corpus_dir: Path, tmp_path: Path, capsys, monkeypatch):
+    """`memlane eval DIR` end to end: text report and --json, type filters, a clear error."""
+    from memlane.adapters.cli import main
+
+    monkeypatch.setenv("MEMLANE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["eval", str(corpus_dir), "--embedder", "fake", "--modes", "keyword,hybrid", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["modes"] == ["keyword", "hybrid"] and data["overall"]["hybrid"]["n"] > 0
+    assert main(["eval", str(corpus_dir), "--embedder", "none"]) == 0
+    assert "keyword" in capsys.readouterr().out
+    assert main(["eval", str(tmp_path / "missing")]) == 2
+    assert "no such benchmark folder" in capsys.readouterr().err

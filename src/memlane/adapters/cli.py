@@ -125,6 +125,9 @@ def cmd_recall(args) -> int:
     if not prompt:
         raise CliError("recall needs a prompt (or '-' to read it from stdin)")
     memory = _memory(args)
+    if not memory.specs:
+        raise CliError("no memory folders to recall from: pass --store DIR, mount folders in the config "
+                       "(memlane init), or run inside a git repository that Claude Code keeps memory for")
     depth = Depth(args.depth)
     results = memory.recall(prompt, k=args.k, depth=depth, explain=args.explain, fusion=args.fusion,
                             include_archived=args.archived)
