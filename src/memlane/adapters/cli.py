@@ -129,11 +129,21 @@ def cmd_recall(args) -> int:
         raise CliError("no memory folders to recall from: pass --store DIR, mount folders in the config "
                        "(memlane init), or run inside a git repository that Claude Code keeps memory for")
     depth = Depth(args.depth)
+    _refresh_with_progress(memory)
     results = memory.recall(prompt, k=args.k, depth=depth, explain=args.explain, fusion=args.fusion,
-                            include_archived=args.archived)
+                            include_archived=args.archived, refresh=False)
     _notice(memory)
     _emit(args, {"prompt": prompt, "results": results}, _format_results(results, depth, args.explain))
     return 0
+
+
+def _refresh_with_progress(memory: Memory) -> None:
+    """On-demand indexing before a read; the first run on a new store embeds every note."""
+    bar = ProgressBar()
+    try:
+        memory.refresh(progress=bar)
+    finally:
+        bar.close()
 
 
 def cmd_show(args) -> int:
