@@ -47,6 +47,25 @@ def test_incremental_sync(memory, store):
     assert memory.recall("emoji")[0]["name"] == "user_role"
 
 
+def test_editing_one_note_parses_only_that_note(store, tmp_path, monkeypatch):
+    import memlane.store.scan as scan
+
+    calls = []
+    real_parse = scan.parse_note
+    monkeypatch.setattr(scan, "parse_note", lambda text, **kw: calls.append(kw["rel"]) or real_parse(text, **kw))
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        mem.refresh()
+    assert len(calls) == N_STORE
+    calls.clear()
+    note = store / "user_role.md"
+    note.write_text(note.read_text() + "\nOne more line.\n")
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:  # a new process, same index
+        report = mem.refresh()
+        assert mem.show("user_role")[0]["body"].endswith("One more line.")
+        assert mem.show("release_checklist")[0]["title"] == "Release checklist"  # MEMORY.md title kept
+    assert calls == ["user_role.md"] and report["updated"] == 1
+
+
 def test_a_changed_memory_md_hook_updates_its_note(memory, store):
     memory.refresh()
     index_md = store / "MEMORY.md"

@@ -19,7 +19,7 @@ from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
 from .index.db import is_corruption
 from .retrieve import matched_fields, rank
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
-from .store.scan import Skip, fingerprint
+from .store.scan import ParseCache, Skip, fingerprint
 
 log = logging.getLogger("memlane")
 
@@ -131,7 +131,8 @@ class Memory:
                     "embedder": embedder.name if embedder else None, "notice": self.embedder_notice,
                     "index_problem": None, "index": self.index_path,
                     "seconds": round(time.perf_counter() - started, 3)}
-        snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes)
+        cache = self._parse_cache() if not force else ParseCache()
+        snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes, cache=cache)
         self.skipped, self.shadowed = snap.skipped, snap.shadowed
         for skip in snap.skipped:
             log.warning("skipped %s: %s", skip.path, skip.reason)
@@ -152,6 +153,7 @@ class Memory:
             if embedder is not None and self.index.path == ":memory:":
                 embedded = embed_pending(self.index, embedder, progress=embed_progress)
         if write_problem is None:  # skipped files are reported here, and again by `memlane index`
+            self._save_parse_cache(cache)
             self._save_stamp(stamp_key, stamp)
         return {
             "notes": len(units), "added": report.added, "updated": report.updated, "removed": report.removed,
@@ -168,6 +170,18 @@ class Memory:
                     f"{sorted((str(s.path), s.scope) for s in self.specs)}")
         key = f"files:{embedder.name if embedder else '-'}"
         return key, fingerprint([s.path for s in self.specs]) + hashlib.sha256(settings.encode()).hexdigest()[:16]
+
+    def _parse_cache(self) -> ParseCache:
+        try:
+            return ParseCache(self.index.load_parsed())
+        except (sqlite3.Error, OSError):
+            return ParseCache()
+
+    def _save_parse_cache(self, cache: ParseCache) -> None:
+        try:
+            self.index.save_parsed(cache.fresh, cache.seen)
+        except sqlite3.Error as exc:  # only a cache: the next refresh parses again
+            log.info("could not record parsed notes: %s", exc)
 
     def _stamp_matches(self, key: str, stamp: str) -> bool:
         try:

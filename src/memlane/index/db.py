@@ -257,6 +257,24 @@ class Index:
         self.conn.execute("DELETE FROM chunks WHERE unit = ?", (unit_id,))
         self.conn.execute("DELETE FROM units WHERE id = ?", (unit_id,))
 
+    # -- the parse cache ------------------------------------------------------------
+    def load_parsed(self) -> dict[str, tuple[int, int, str]]:
+        return {path: (size, mtime_ns, note) for path, size, mtime_ns, note
+                in self.conn.execute("SELECT path, size, mtime_ns, note FROM parsed")}
+
+    def save_parsed(self, fresh: dict[str, tuple[int, int, str]], seen: set[str]) -> None:
+        """Store newly parsed notes and forget paths that are gone."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany("INSERT OR REPLACE INTO parsed(path, size, mtime_ns, note) VALUES (?,?,?,?)",
+                                  [(path, *row) for path, row in fresh.items()])
+            gone = [(p,) for (p,) in self.conn.execute("SELECT path FROM parsed") if p not in seen]
+            self.conn.executemany("DELETE FROM parsed WHERE path = ?", gone)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
     # -- embeddings -----------------------------------------------------------------
     def pending_chunks(self, model: str) -> list[tuple[str, str]]:
         """(hash, text) of chunks with no vector yet for ``model``, each hash once."""

@@ -49,6 +49,15 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (model, hash)
     );
     """,
+    # 2: parsed notes by path, valid while size and mtime hold (store/scan.py ParseCache)
+    """
+    CREATE TABLE parsed (
+        path TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        note TEXT NOT NULL
+    );
+    """,
 )
 
 

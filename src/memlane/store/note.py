@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .frontmatter import split_frontmatter
@@ -114,3 +115,21 @@ def parse_note(text: str, *, path: Path, rel: str, scope: str, store: Path, mtim
         mtime=mtime,
         problems=problems,
     )
+
+
+def note_to_json(note: Note) -> str:
+    """A parsed note as JSON, for the parse cache (see ``scan.ParseCache``)."""
+    data = asdict(note)
+    data["path"], data["store"] = str(note.path), str(note.store)
+    data["links"] = [[link.target, link.kind] for link in note.links]
+    return json.dumps(data, ensure_ascii=False)
+
+
+_NOTE_FIELDS = {f.name for f in fields(Note)}
+
+
+def note_from_json(text: str) -> Note:
+    data = {k: v for k, v in json.loads(text).items() if k in _NOTE_FIELDS}
+    data["path"], data["store"] = Path(data["path"]), Path(data["store"])
+    data["links"] = [Link(target, kind) for target, kind in data.get("links", [])]
+    return Note(**data)

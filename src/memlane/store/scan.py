@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
-from .note import Note, parse_note
+from .note import Note, note_from_json, note_to_json, parse_note
 
 DEFAULT_MAX_BYTES = 1_000_000
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".obsidian", ".trash"}
@@ -101,7 +101,37 @@ def read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
         return data.decode("utf-8", errors="replace"), "not UTF-8: undecodable bytes replaced with U+FFFD"
 
 
-def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FolderScan:
+class ParseCache:
+    """Parsed notes by path, reused while a file's size and mtime are unchanged, so that
+    editing one note of a large store does not re-read and re-parse all the others.
+
+    ``rows`` maps a path to ``(size, mtime_ns, note as JSON)``; after a scan, ``fresh``
+    holds what was parsed anew and ``seen`` every path still present (the index keeps
+    the rows between processes).
+    """
+
+    def __init__(self, rows: dict[str, tuple[int, int, str]] | None = None):
+        self.rows = rows or {}
+        self.fresh: dict[str, tuple[int, int, str]] = {}
+        self.seen: set[str] = set()
+
+    def get(self, path: Path, st: os.stat_result) -> Note | None:
+        key = str(path)
+        self.seen.add(key)
+        row = self.rows.get(key)
+        if row is None or row[0] != st.st_size or row[1] != st.st_mtime_ns:
+            return None
+        try:
+            return note_from_json(row[2])
+        except (ValueError, TypeError, KeyError):
+            return None
+
+    def put(self, path: Path, st: os.stat_result, note: Note) -> None:
+        self.fresh[str(path)] = (st.st_size, st.st_mtime_ns, note_to_json(note))
+
+
+def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
+                cache: ParseCache | None = None) -> FolderScan:
     """Parse every note in ``root`` (a folder without ``MEMORY.md`` is valid)."""
     root = root.expanduser().resolve()
     result = FolderScan(root=root, scope=scope)
@@ -110,6 +140,17 @@ def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -
         return result
     for path in _walk_markdown(root, result.skipped):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+        try:
+            st = path.stat()
+        except OSError as exc:
+            result.skipped.append(Skip(str(path), f"unreadable: {exc.strerror or exc}"))
+            continue
+        if rel != INDEX_FILE and cache is not None:
+            note = cache.get(path, st)
+            if note is not None:
+                note.rel, note.scope, note.store = rel, scope, root
+                result.notes.append(note)
+                continue
         text, problem = read_text(path, max_bytes)
         if text is None:
             result.skipped.append(Skip(str(path), problem or "unreadable"))
@@ -118,13 +159,11 @@ def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -
             result.has_index = True
             result.index_lines = parse_memory_index(text)
             continue
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            mtime = 0.0
-        note = parse_note(text, path=path, rel=rel, scope=scope, store=root, mtime=mtime)
+        note = parse_note(text, path=path, rel=rel, scope=scope, store=root, mtime=st.st_mtime)
         if problem:
             note.problems.append(problem)
+        if cache is not None:
+            cache.put(path, st, note)  # before MEMORY.md titles and scope checks are added
         result.notes.append(note)
     _attach_index_lines(result)
     return result

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .links import link_key
 from .note import Note
-from .scan import DEFAULT_MAX_BYTES, Skip, scan_folder
+from .scan import DEFAULT_MAX_BYTES, ParseCache, Skip, scan_folder
 
 #: wider scopes first; a higher rank is narrower and wins a conflict
 SCOPE_RANK = {"user": 0, "project": 1}
@@ -39,11 +39,12 @@ class Snapshot:
     folders: dict[Path, bool] = field(default_factory=dict)  # root -> has MEMORY.md
 
 
-def load_snapshot(specs: list[StoreSpec], *, max_bytes: int = DEFAULT_MAX_BYTES) -> Snapshot:
+def load_snapshot(specs: list[StoreSpec], *, max_bytes: int = DEFAULT_MAX_BYTES,
+                  cache: ParseCache | None = None) -> Snapshot:
     snap = Snapshot()
     seen_roots: set[Path] = set()
     for spec in specs:
-        scan = scan_folder(spec.path, spec.scope, max_bytes=max_bytes)
+        scan = scan_folder(spec.path, spec.scope, max_bytes=max_bytes, cache=cache)
         if scan.root in seen_roots:
             continue
         seen_roots.add(scan.root)
