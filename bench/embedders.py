@@ -140,26 +140,10 @@ def whole_text(note: dict) -> str:
 
 
 def chunk_body(body: str, size: int = 800) -> list[str]:
-    """Paragraph-packed chunks of about ``size`` characters (long paragraphs split hard)."""
-    paras = [p.strip() for p in re.split(r"\n\s*\n", body) if p.strip()]
-    pieces: list[str] = []
-    for p in paras:
-        while len(p) > size * 1.5:
-            cut = p.rfind(" ", 0, size)
-            cut = cut if cut > size // 2 else size
-            pieces.append(p[:cut])
-            p = p[cut:].strip()
-        pieces.append(p)
-    chunks, cur = [], ""
-    for p in pieces:
-        if cur and len(cur) + len(p) + 2 > size:
-            chunks.append(cur)
-            cur = p
-        else:
-            cur = f"{cur}\n\n{p}" if cur else p
-    if cur:
-        chunks.append(cur)
-    return chunks or [""]
+    """Paragraph-packed chunks of about ``size`` characters, exactly as the index makes them."""
+    from memlane.index.chunking import body_windows
+
+    return body_windows(body, size) or [""]
 
 
 def chunk_texts(note: dict) -> list[str]:

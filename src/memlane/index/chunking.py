@@ -33,7 +33,7 @@ def _heading_text(unit: Unit) -> str:
     return f"{text} ({unit.keywords.strip()})" if unit.keywords.strip() else text
 
 
-def _windows(body: str, size: int) -> list[str]:
+def body_windows(body: str, size: int = 800) -> list[str]:
     """Split at paragraph boundaries into pieces of at most about ``size`` characters."""
     pieces: list[str] = []
     current = ""
@@ -67,7 +67,7 @@ def chunk_texts(unit: Unit, strategy: ChunkStrategy | str, *, max_chars: int = 2
         room = max(0, min(max_chars, 600) - len(heading))
         return [f"{heading}\n{unit.body[:room]}".strip()]
     texts = [heading[:max_chars]] if heading else []
-    texts += [w[:max_chars] for w in _windows(unit.body, chunk_chars)][: max_chunks - 1]
+    texts += [w[:max_chars] for w in body_windows(unit.body, chunk_chars)][: max_chunks - 1]
     return texts or [unit.name]
 
 
