@@ -216,6 +216,8 @@ class Index:
                     if uid not in wanted:
                         self._delete_unit(uid_id)
                         report.removed += 1
+            if report.changed or self.get_meta("graph") != "1":
+                self._rebuild_graph()
             if report.changed:
                 self._set_meta("generation", str(self.generation + 1))
                 conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
@@ -251,6 +253,31 @@ class Index:
         self.conn.executemany(
             "INSERT INTO chunks(unit, seq, hash, text) VALUES (?,?,?,?)",
             [(unit_id, seq, text_hash(t), t) for seq, t in enumerate(texts)])
+
+    def _rebuild_graph(self) -> None:
+        """Recompute every edge and future-write marker (inside the sync transaction)."""
+        from ..associate.graph import resolve_links
+
+        rows = self.conn.execute("SELECT id, name, path, scope, meta FROM units").fetchall()
+        units = [{"id": i, "name": n, "path": p, "scope": s, "meta": json.loads(m or "{}")} for i, n, p, s, m in rows]
+        graph = resolve_links(units)
+        self.conn.execute("DELETE FROM edges")
+        self.conn.execute("DELETE FROM missing_links")
+        self.conn.executemany("INSERT INTO edges(src, dst, kind) VALUES (?,?,?)",
+                              [(e.src, e.dst, e.kind) for e in graph.edges])
+        self.conn.executemany("INSERT INTO missing_links(src, target, kind) VALUES (?,?,?)", graph.missing)
+        self._set_meta("graph", "1")
+
+    def neighbours(self, unit_id: int) -> list[tuple[int, str, str]]:
+        """(other unit, edge kind, "out" | "in") for every edge touching ``unit_id``."""
+        out = [(dst, kind, "out") for dst, kind in
+               self.conn.execute("SELECT dst, kind FROM edges WHERE src = ?", (unit_id,))]
+        return out + [(src, kind, "in") for src, kind in
+                      self.conn.execute("SELECT src, kind FROM edges WHERE dst = ?", (unit_id,))]
+
+    def missing_links(self) -> list[tuple[int, str, str]]:
+        """Links to notes that do not exist (S5 future-write markers): (unit, target, kind)."""
+        return self.conn.execute("SELECT src, target, kind FROM missing_links ORDER BY src").fetchall()
 
     def _delete_unit(self, unit_id: int) -> None:
         self.conn.execute("DELETE FROM units_fts WHERE rowid = ?", (unit_id,))

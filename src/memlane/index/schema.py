@@ -58,6 +58,21 @@ MIGRATIONS: tuple[str, ...] = (
         note TEXT NOT NULL
     );
     """,
+    # 3: the link graph (associate/graph.py), rebuilt whenever the units change
+    """
+    CREATE TABLE edges (
+        src INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        dst INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        PRIMARY KEY (src, dst, kind)
+    );
+    CREATE INDEX edges_dst ON edges(dst);
+    CREATE TABLE missing_links (
+        src INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        target TEXT NOT NULL,
+        kind TEXT NOT NULL
+    );
+    """,
 )
 
 

@@ -1,0 +1,75 @@
+"""The link graph (A1): notes are nodes; ``[[links]]``, markdown links, filename mentions
+and ``supersedes`` are typed edges. A link to a note that does not exist is a future-write
+marker (S5): kept for lint, never an edge.
+
+A target matches a note's ``name``, its file stem, or the stem without its type prefix
+(``feedback_x.md`` answers to ``x``), with case, ``_``, ``-`` and spaces interchangeable —
+the ways real stores write links (../shared/bench/agent_notes_dev/PROVENANCE.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from ..store.links import link_key
+from ..store.note import NOTE_TYPES
+
+EDGE_KINDS = ("wiki", "markdown", "mention", "supersedes")
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: int
+    dst: int
+    kind: str
+
+
+@dataclass
+class LinkGraph:
+    edges: list[Edge] = field(default_factory=list)
+    missing: list[tuple[int, str, str]] = field(default_factory=list)  # (src, target as written, kind)
+
+
+def _keys(name: str, path: str) -> set[str]:
+    stem = PurePosixPath(path).stem if path else ""
+    keys = {link_key(name), link_key(stem)} if stem else {link_key(name)}
+    for prefix in NOTE_TYPES:
+        if stem.lower().startswith(prefix + "_"):
+            keys.add(link_key(stem[len(prefix) + 1:]))
+    return {k for k in keys if k}
+
+
+def resolve_links(units: list[dict]) -> LinkGraph:
+    """Edges between ``units`` (dicts with ``id``, ``name``, ``path``, ``scope``, ``meta``
+    as the index stores them). A target several notes answer to resolves to the ones in the
+    linking note's own folder, if any; self-links are dropped."""
+    by_key: dict[str, list[dict]] = {}
+    for unit in units:
+        for key in _keys(unit["name"], unit["path"]):
+            by_key.setdefault(key, []).append(unit)
+    graph = LinkGraph()
+    seen: set[tuple[int, int, str]] = set()
+    for unit in units:
+        meta = unit.get("meta") or {}
+        targets = [(t, k) for t, k in meta.get("links", [])] + [(t, "supersedes") for t in meta.get("supersedes", [])]
+        for target, kind in targets:
+            found = _resolve(target, unit, by_key)
+            if not found:
+                graph.missing.append((unit["id"], target, kind))
+                continue
+            for dst in found:
+                key = (unit["id"], dst["id"], kind)
+                if dst["id"] != unit["id"] and key not in seen:
+                    seen.add(key)
+                    graph.edges.append(Edge(*key))
+    return graph
+
+
+def _resolve(target: str, unit: dict, by_key: dict[str, list[dict]]) -> list[dict]:
+    candidates = by_key.get(link_key(target), [])
+    if len(candidates) <= 1:
+        return candidates
+    folder = str(PurePosixPath(unit["path"]).parent)
+    local = [c for c in candidates if str(PurePosixPath(c["path"]).parent) == folder]
+    return local or candidates

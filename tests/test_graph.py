@@ -1,0 +1,74 @@
+"""The link graph (A1, S5): typed edges resolved the ways real stores write links; a link to
+a note that does not exist is a future-write marker, never an edge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED, write_note
+from memlane import Memory
+from memlane.associate import resolve_links
+
+
+def unit(uid: int, name: str, path: str, links=(), supersedes=()) -> dict:
+    return {"id": uid, "name": name, "path": path, "scope": "project",
+            "meta": {"links": [list(l) for l in links], "supersedes": list(supersedes)}}
+
+
+def test_targets_resolve_by_name_stem_and_prefixless_stem():
+    units = [
+        unit(1, "close-after-smoke", "/m/feedback_close_after_smoke.md",
+             links=[("feedback_gates_pattern", "wiki"), ("push-without-asking", "wiki"),
+                    ("reference_xray_artifacts.md", "markdown"), ("missing_note", "wiki"),
+                    ("close_after_smoke", "wiki")]),  # a self-link: dropped
+        unit(2, "gates-pattern", "/m/feedback_gates_pattern.md", links=[("close after smoke", "wiki")]),
+        unit(3, "Push without asking", "/m/feedback_push_without_asking.md"),
+        unit(4, "artifacts", "/m/reference_xray_artifacts.md", links=[("see feedback_gates_pattern.md", "mention")]),
+        unit(5, "walg", "/m/reference_backups_walg.md", supersedes=["backups-pgdump"]),
+        unit(6, "backups-pgdump", "/m/reference_backups_pgdump.md"),
+    ]
+    graph = resolve_links(units)
+    edges = {(e.src, e.dst, e.kind) for e in graph.edges}
+    assert edges == {(1, 2, "wiki"), (1, 3, "wiki"), (1, 4, "markdown"), (2, 1, "wiki"), (5, 6, "supersedes")}
+    assert sorted(graph.missing) == [(1, "missing_note", "wiki"), (4, "see feedback_gates_pattern.md", "mention")]
+
+
+def test_an_ambiguous_target_prefers_the_linking_notes_folder():
+    units = [unit(1, "a", "/one/a.md", links=[("b", "wiki")]), unit(2, "b", "/one/b.md"), unit(3, "b", "/two/b.md")]
+    assert [(e.src, e.dst) for e in resolve_links(units).edges] == [(1, 2)]
+
+
+def test_the_index_keeps_the_graph_in_step_with_the_files(tmp_path):
+    store = tmp_path / "mem"
+    write_note(store, "feedback_a.md", "---\nname: a\ndescription: x\n---\nsee [[b]] and [[not-written-yet]]\n")
+    write_note(store, "feedback_b.md", "---\nname: b\ndescription: y\n---\nback to [[a]]\n")  # a cycle
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        mem.refresh()
+        ids = {r["name"]: r["id"] for r in (mem.index.find("a") + mem.index.find("b"))}
+        assert mem.index.neighbours(ids["a"]) == [(ids["b"], "wiki", "out"), (ids["b"], "wiki", "in")]
+        assert mem.index.missing_links() == [(ids["a"], "not-written-yet", "wiki")]
+        (store / "feedback_b.md").unlink()
+        mem.refresh()
+        assert mem.index.neighbours(ids["a"]) == []
+        assert sorted(t for _, t, _ in mem.index.missing_links()) == ["b", "not-written-yet"]
+
+
+@pytest.mark.skipif(not (SHARED / "bench" / "agent_notes_dev").is_dir(), reason="needs ../shared/bench")
+@pytest.mark.parametrize("folder, kind, count", [
+    ("kmcd__xray/.claude/memory", "wiki", 20),  # PROVENANCE.md: 20 resolved wikilink edges
+    ("4444J99__portfolio/.claude/memory", "mention", 5),  # and 5 filename-citation edges
+])
+def test_agent_notes_dev_edges_match_provenance(tmp_path, folder, kind, count):
+    root = SHARED / "bench" / "agent_notes_dev" / "notes" / folder
+    with Memory([root], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        mem.refresh()
+        rows = mem.index.conn.execute(
+            "SELECT s.path, d.path FROM edges e JOIN units s ON s.id = e.src JOIN units d ON d.id = e.dst"
+            " WHERE e.kind = ?", (kind,)).fetchall()
+    pairs = {(Path(a).stem, Path(b).stem) for a, b in rows}
+    assert len(pairs) == count, sorted(pairs)
+    if kind == "wiki":
+        assert ("feedback_close_after_smoke", "reference_xray_artifacts") in pairs
+        assert ("reference_github_bot_bypass_personal_repo", "project_xray_baseline") in pairs
