@@ -72,3 +72,35 @@ def test_agent_notes_dev_edges_match_provenance(tmp_path, folder, kind, count):
     if kind == "wiki":
         assert ("feedback_close_after_smoke", "reference_xray_artifacts") in pairs
         assert ("reference_github_bot_bypass_personal_repo", "project_xray_baseline") in pairs
+
+
+# -- spreading activation (A2, A6) -------------------------------------------------------------
+from memlane.associate import SpreadSettings, spread_activation  # noqa: E402
+from memlane.retrieve import Hit, Legs  # noqa: E402
+
+
+def hit(uid: int, score: float) -> Hit:
+    return Hit(uid, score, Legs(fused=score))
+
+
+def test_one_hop_from_seeds_to_plausible_neighbours_only():
+    edges = {1: [(2, "wiki", "out"), (3, "wiki", "out")], 2: [(1, "wiki", "in"), (4, "wiki", "out")],
+             3: [(1, "wiki", "in")], 4: [(2, "wiki", "in")]}
+    hits = [hit(1, 0.8), hit(2, 0.2), hit(3, 0.05), hit(4, 0.25), hit(5, 0.4)]
+    out = spread_activation(hits, lambda u: edges.get(u, []), SpreadSettings(decay=0.5, blend=1.0, admit=0.5,
+                                                                               min_score=0.3),
+                            names={1: "seed-note"})
+    score = {h.unit_id: round(h.score, 3) for h in out}
+    assert score[2] == round(0.2 + 0.8 * 0.5, 3)  # plausible (0.2 >= 0.15): admitted, blended
+    assert score[3] == 0.05  # not plausibly relevant on its own: never admitted
+    assert score[4] == 0.25  # two hops from the seed through a non-seed: activation does not travel on
+    assert score[5] == 0.4  # a seed without links keeps its relevance
+    assert [h.unit_id for h in out][:2] == [1, 2]
+    by_id = {h.unit_id: h for h in out}
+    assert by_id[1].path == ["seed"] and by_id[2].path[0].startswith("via [[seed-note]] (wiki")
+
+
+def test_without_edges_spreading_changes_nothing():
+    hits = [hit(1, 0.9), hit(2, 0.5), hit(3, 0.1)]
+    out = spread_activation(hits, lambda u: [], SpreadSettings())
+    assert [(h.unit_id, h.score) for h in out] == [(1, 0.9), (2, 0.5), (3, 0.1)]

@@ -2,5 +2,6 @@
 divergent mode build on it (issue 3)."""
 
 from .graph import Edge, LinkGraph, resolve_links
+from .spread import SpreadSettings, spread_activation
 
-__all__ = ["Edge", "LinkGraph", "resolve_links"]
+__all__ = ["Edge", "LinkGraph", "SpreadSettings", "resolve_links", "spread_activation"]

@@ -15,6 +15,7 @@ from ..embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedd
 from ..index.chunking import ChunkStrategy, text_hash
 from ..index.db import Index
 from ..index.vectors import EmbeddingCache, embed_pending
+from ..associate.spread import SpreadSettings, spread_activation
 from ..retrieve.search import Hit, rank
 from . import metrics as m
 from .datasets import Dataset, Query, load_dataset, spread
@@ -24,7 +25,8 @@ __all__ = ["GATE_CATCH_SHARE", "GATE_FP_SHARE", "MODES", "evaluate_path", "run_e
 Progress = Callable[[str, int, int], None]
 
 #: evaluation mode -> fusion; every mode but "keyword" needs an embedder
-MODES = {"keyword": Fusion.KEYWORD, "vector": Fusion.VECTOR, "hybrid": Fusion.HYBRID, "rrf": Fusion.RRF}
+MODES = {"keyword": Fusion.KEYWORD, "vector": Fusion.VECTOR, "hybrid": Fusion.HYBRID, "rrf": Fusion.RRF,
+         "spread": Fusion.HYBRID}  # spread = hybrid + one hop of spreading activation (associate/spread.py)
 #: seed 001 §8: build semantic recall only if >= 20% of queries show a keyword false negative
 #: that hybrid catches, with hybrid false positives < 10%
 GATE_CATCH_SHARE = 0.20
@@ -189,6 +191,8 @@ class _Run:
             started = time.perf_counter()
             hits = rank(index, query.text, self.settings, embedder=self.embedder, fusion=MODES[mode],
                         apply_threshold=False, query_vector=qvec)
+            if mode == "spread":
+                hits = spread_activation(hits, index.neighbours, SpreadSettings(min_score=self.settings.min_score))
             elapsed = time.perf_counter() - started
             self.timing["rank_s"] += elapsed
             hits = _ordered(hits)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import Fusion, RetrieveConfig
 from ..embed.base import Embedder
@@ -22,6 +22,8 @@ class Hit:
     score: float
     legs: Legs
     matched: dict[str, list[str]] | None = None  # field -> query terms found there
+    activation: float = 0.0  # received by spreading activation (associate/spread.py)
+    path: list[str] = field(default_factory=list)  # "seed" and/or "via [[a]] ..." (A6)
 
 
 def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,
