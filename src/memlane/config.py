@@ -61,6 +61,7 @@ class IndexConfig:
     path: str = ""  # default: one file per store set in the cache dir
     max_file_bytes: int = 1_000_000
     busy_timeout_ms: int = 5000  # how long a writer waits for another process's lock
+    hit_log: bool = True  # record every recall beside the index (L2)
 
 
 @dataclass

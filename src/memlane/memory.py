@@ -17,6 +17,7 @@ from .config import Config, ConfigError, Fusion, cache_home, load_config
 from .embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedder
 from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
 from .index.db import is_corruption
+from .lifecycle import HitLog
 from .retrieve import matched_fields, rank
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
 from .store.scan import ParseCache, Skip, fingerprint
@@ -220,8 +221,9 @@ class Memory:
     # -- recall ---------------------------------------------------------------------
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,
                explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,
-               refresh: bool = True) -> list[dict]:
-        """The units worth showing for ``prompt``, best first, as plain dicts."""
+               refresh: bool = True, session: str | None = None) -> list[dict]:
+        """The units worth showing for ``prompt``, best first, as plain dicts. Each recall is
+        written to the hit-log (``session`` names the agent session, when there is one)."""
         depth = Depth(depth)
         k = k or self.config.retrieve.k
         if refresh:
@@ -245,8 +247,22 @@ class Memory:
             chosen.append((hit, row))
         chosen = chosen[:k]
         matched = matched_fields(self.index, prompt, [h.unit_id for h, _ in chosen]) if explain else {}
-        return [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None)
-                for rank_no, (hit, row) in enumerate(chosen, start=1)]
+        results = [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None)
+                   for rank_no, (hit, row) in enumerate(chosen, start=1)]
+        if self.hit_log is not None:
+            self.hit_log.record(prompt, [
+                {"path": r["path"], "name": r["name"], "rank": r["rank"], "score": r["score"],
+                 "parts": {"bm25_norm": round(h.legs.bm25_norm, 4), "vector": round(h.legs.vector, 4),
+                           "fused": round(h.legs.fused, 4)}}
+                for r, (h, _) in zip(results, chosen)], session=session, depth=depth.value)
+        return results
+
+    @property
+    def hit_log(self) -> HitLog | None:
+        """The hit-log beside the index file (none for an in-memory index or when turned off)."""
+        if not self.config.index.hit_log or self.index_path == ":memory:":
+            return None
+        return HitLog(f"{self.index_path}.hits.jsonl")
 
     def _rank(self, prompt: str, fusion):
         mixed_scopes = len({scope_rank(s.scope) for s in self.specs}) > 1
@@ -304,7 +320,9 @@ class Memory:
         return {"index": self.index_path, "counts": self.index.counts(), "by_type": by_type,
                 "by_scope": by_scope, "embedded_units": embedded,
                 "stores": [{"path": str(s.path), "scope": s.scope, "source": s.label} for s in self.specs],
-                "skipped": len(self.skipped), "shadowed": len(self.shadowed)}
+                "skipped": len(self.skipped), "shadowed": len(self.shadowed),
+                "hit_log": None if self.hit_log is None else
+                {"path": str(self.hit_log.path), "records": sum(1 for _ in self.hit_log.read())}}
 
     def doctor(self) -> dict:
         """What is configured, where the index lives, whether it is healthy, embedder status."""

@@ -168,7 +168,9 @@ def cmd_stats(args) -> int:
              f"units: {data['counts']['units']} ({', '.join(f'{k} {v}' for k, v in sorted(data['by_type'].items()))})",
              f"scopes: {', '.join(f'{k} {v}' for k, v in sorted(data['by_scope'].items())) or '-'}",
              f"embedded: {', '.join(f'{k} {v}' for k, v in data['embedded_units'].items()) or 'none'}",
-             f"skipped files: {data['skipped']}, shadowed by a narrower scope: {data['shadowed']}"]
+             f"skipped files: {data['skipped']}, shadowed by a narrower scope: {data['shadowed']}",
+             f"hit-log: {data['hit_log']['records']} recalled units in {data['hit_log']['path']}"
+             if data["hit_log"] else "hit-log: off"]
     for store in data["stores"]:
         lines.append(f"store ({store['scope']}, {store['source']}): {store['path']}")
     _emit(args, data, "\n".join(lines))
