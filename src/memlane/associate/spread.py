@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from ..retrieve.search import Hit
+from ..retrieve.search import Hit, order_hits
 
 EDGE_WEIGHTS = {"wiki": 1.0, "markdown": 1.0, "mention": 0.8, "supersedes": 0.5}
 
@@ -68,5 +68,4 @@ def spread_activation(hits: list[Hit], neighbours: Neighbours, settings: SpreadS
             f"via [[{source_name}]] ({kind}; seed {relevance[source].score:.3f} -> {activation:.3f})"]
         hit.score = hit.score + settings.blend * activation
         out.append(hit)
-    out.sort(key=lambda h: (-h.score, h.unit_id))
-    return out
+    return order_hits(out)

@@ -16,7 +16,7 @@ from ..index.chunking import ChunkStrategy, text_hash
 from ..index.db import Index
 from ..index.vectors import EmbeddingCache, embed_pending
 from ..associate.spread import SpreadSettings, spread_activation
-from ..retrieve.search import Hit, rank
+from ..retrieve.search import rank
 from . import metrics as m
 from .datasets import Dataset, Query, load_dataset, spread
 
@@ -112,13 +112,6 @@ def _default_groups(queries: list[Query], n_scopes: int) -> list[str]:
     return groups
 
 
-def _ordered(hits: list[Hit]) -> list[Hit]:
-    """Best first; equal scores (e.g. cosines under the model's floor all calibrate to 0)
-    are broken by the raw cosine, then the raw BM25, instead of by insertion order."""
-    return sorted(hits, key=lambda h: (-h.score, -(h.legs.cosine if h.legs.cosine is not None else -2.0),
-                                       -(h.legs.bm25 or 0.0), h.unit_id))
-
-
 class _Run:
     def __init__(self, dataset: Dataset, modes: list[str], ks: list[int], gate_k: int,
                  embedder: Embedder | None, settings: RetrieveConfig, strategy: ChunkStrategy,
@@ -195,7 +188,6 @@ class _Run:
                 hits = spread_activation(hits, index.neighbours, SpreadSettings(min_score=self.settings.min_score))
             elapsed = time.perf_counter() - started
             self.timing["rank_s"] += elapsed
-            hits = _ordered(hits)
             ranked = [uid_of[h.unit_id] for h in hits]
             injected = [uid_of[h.unit_id] for h in hits if h.score >= self.settings.min_score][: self.settings.k]
             record["modes"][mode] = {

@@ -65,10 +65,15 @@ def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedd
     hits = [Hit(unit_id, item.fused, item) for unit_id, item in legs.items()]
     if apply_threshold:
         hits = [h for h in hits if h.score >= settings.min_score]
-    # ties (e.g. several notes below the vector floor) fall back to the raw legs
-    hits.sort(key=lambda h: (-h.score, -(h.legs.cosine if h.legs.cosine is not None else -2.0),
-                             -(h.legs.bm25 or 0.0), h.unit_id))
+    hits = order_hits(hits)
     return hits[:limit] if limit else hits
+
+
+def order_hits(hits: list[Hit]) -> list[Hit]:
+    """Best first; equal scores (e.g. several notes below the vector floor) fall back to the
+    raw cosine, then the raw BM25, then the unit id, so the order never depends on insertion."""
+    return sorted(hits, key=lambda h: (-h.score, -(h.legs.cosine if h.legs.cosine is not None else -2.0),
+                                       -(h.legs.bm25 or 0.0), h.unit_id))
 
 
 def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: RetrieveConfig,
