@@ -32,7 +32,8 @@ def test_targets_resolve_by_name_stem_and_prefixless_stem():
     graph = resolve_links(units)
     edges = {(e.src, e.dst, e.kind) for e in graph.edges}
     assert edges == {(1, 2, "wiki"), (1, 3, "wiki"), (1, 4, "markdown"), (2, 1, "wiki"), (5, 6, "supersedes")}
-    assert sorted(graph.missing) == [(1, "missing_note", "wiki"), (4, "see feedback_gates_pattern.md", "mention")]
+    # only a [[link]] is a future-write marker; an unresolved mention is no edge and no marker
+    assert sorted(graph.missing) == [(1, "missing_note", "wiki")]
 
 
 def test_an_ambiguous_target_prefers_the_linking_notes_folder():

@@ -16,7 +16,8 @@ from typing import Callable, Iterable
 from .config import Config, ConfigError, Fusion, cache_home, load_config
 from .embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedder
 from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
-from .index.db import is_corruption
+from .index.db import GRAPH_VERSION, is_corruption
+from .index.schema import MIGRATIONS
 from .lifecycle import HitLog
 from .retrieve import matched_fields, rank
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
@@ -167,7 +168,7 @@ class Memory:
         }
 
     def _fingerprint(self, embedder: Embedder | None) -> tuple[str, str]:
-        settings = (f"{self.config.embed.long_notes}|{self.config.index.max_file_bytes}|"
+        settings = (f"{self.config.embed.long_notes}|{self.config.index.max_file_bytes}|{len(MIGRATIONS)}|{GRAPH_VERSION}|"
                     f"{sorted((str(s.path), s.scope) for s in self.specs)}")
         key = f"files:{embedder.name if embedder else '-'}"
         return key, fingerprint([s.path for s in self.specs]) + hashlib.sha256(settings.encode()).hexdigest()[:16]
@@ -317,10 +318,15 @@ class Memory:
         embedded = dict(conn.execute(
             "SELECT e.model, count(DISTINCT c.unit) FROM chunks c JOIN embeddings e ON e.hash = c.hash"
             " GROUP BY e.model").fetchall())
+        names = dict(conn.execute("SELECT id, name FROM units"))
         return {"index": self.index_path, "counts": self.index.counts(), "by_type": by_type,
                 "by_scope": by_scope, "embedded_units": embedded,
                 "stores": [{"path": str(s.path), "scope": s.scope, "source": s.label} for s in self.specs],
                 "skipped": len(self.skipped), "shadowed": len(self.shadowed),
+                "hubs": [{"name": names.get(u), "in_degree": d, "pagerank": round(r, 4)}
+                         for u, d, r in self.index.hubs()],
+                "constellations": [[names.get(u) for u in group] for group in self.index.constellation_groups()],
+                "future_writes": [{"from": names.get(u), "target": t} for u, t, _ in self.index.missing_links()],
                 "hit_log": None if self.hit_log is None else
                 {"path": str(self.hit_log.path), "records": sum(1 for _ in self.hit_log.read())}}
 

@@ -170,7 +170,11 @@ def cmd_stats(args) -> int:
              f"embedded: {', '.join(f'{k} {v}' for k, v in data['embedded_units'].items()) or 'none'}",
              f"skipped files: {data['skipped']}, shadowed by a narrower scope: {data['shadowed']}",
              f"hit-log: {data['hit_log']['records']} recalled units in {data['hit_log']['path']}"
-             if data["hit_log"] else "hit-log: off"]
+             if data["hit_log"] else "hit-log: off",
+             "hubs: " + (", ".join(f"{h['name']} ({h['in_degree']} in)" for h in data["hubs"]) or "none"),
+             f"constellations: {len(data['constellations'])}"
+             + "".join(f"\n  {' + '.join(g)}" for g in data["constellations"]),
+             f"future-write markers (links to notes not written yet): {len(data['future_writes'])}"]
     for store in data["stores"]:
         lines.append(f"store ({store['scope']}, {store['source']}): {store['path']}")
     _emit(args, data, "\n".join(lines))

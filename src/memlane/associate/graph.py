@@ -1,6 +1,7 @@
 """The link graph (A1): notes are nodes; ``[[links]]``, markdown links, filename mentions
-and ``supersedes`` are typed edges. A link to a note that does not exist is a future-write
-marker (S5): kept for lint, never an edge.
+and ``supersedes`` are typed edges. A ``[[link]]`` to a note that does not exist is a
+future-write marker (S5): kept for lint, never an edge. A markdown link or a mention that
+names no note is usually a repository document (``docs/restore.md``) and is simply no edge.
 
 A target matches a note's ``name``, its file stem, or the stem without its type prefix
 (``feedback_x.md`` answers to ``x``), with case, ``_``, ``-`` and spaces interchangeable —
@@ -56,7 +57,8 @@ def resolve_links(units: list[dict]) -> LinkGraph:
         for target, kind in targets:
             found = _resolve(target, unit, by_key)
             if not found:
-                graph.missing.append((unit["id"], target, kind))
+                if kind == "wiki":  # S5; an unresolved path or mention is usually a repository doc
+                    graph.missing.append((unit["id"], target, kind))
                 continue
             for dst in found:
                 key = (unit["id"], dst["id"], kind)

@@ -19,6 +19,9 @@ from .unit import Unit
 log = logging.getLogger("memlane.index")
 
 BUSY_TIMEOUT_MS = 5000
+#: bump when what is derived from the units (graph, hubs, constellations) is computed differently:
+#: every index then rebuilds it on its next sync
+GRAPH_VERSION = "3"
 SYNC_BATCH = 500
 
 
@@ -216,7 +219,7 @@ class Index:
                     if uid not in wanted:
                         self._delete_unit(uid_id)
                         report.removed += 1
-            if report.changed or self.get_meta("graph") != "1":
+            if report.changed or self.get_meta("graph") != GRAPH_VERSION:
                 self._rebuild_graph()
             if report.changed:
                 self._set_meta("generation", str(self.generation + 1))
@@ -266,7 +269,31 @@ class Index:
         self.conn.executemany("INSERT INTO edges(src, dst, kind) VALUES (?,?,?)",
                               [(e.src, e.dst, e.kind) for e in graph.edges])
         self.conn.executemany("INSERT INTO missing_links(src, target, kind) VALUES (?,?,?)", graph.missing)
-        self._set_meta("graph", "1")
+        self._store_structure([u["id"] for u in units], [(e.src, e.dst) for e in graph.edges if e.kind != "supersedes"])
+        self._set_meta("graph", GRAPH_VERSION)
+
+    def _store_structure(self, nodes: list[int], edges: list[tuple[int, int]]) -> None:
+        from ..associate.structure import constellations, in_degree, pagerank
+
+        degree, ranks = in_degree(nodes, edges), pagerank(nodes, edges)
+        self.conn.execute("DELETE FROM graph_nodes")
+        self.conn.execute("DELETE FROM constellations")
+        self.conn.executemany("INSERT INTO graph_nodes(unit, in_degree, pagerank) VALUES (?,?,?)",
+                              [(n, degree[n], ranks[n]) for n in nodes])
+        self.conn.executemany("INSERT INTO constellations(id, unit) VALUES (?,?)",
+                              [(cid, unit) for cid, members in enumerate(constellations(edges), start=1)
+                               for unit in members])
+
+    def hubs(self, limit: int = 5) -> list[tuple[int, int, float]]:
+        """(unit, in-degree, PageRank) of the most linked-to units."""
+        return self.conn.execute("SELECT unit, in_degree, pagerank FROM graph_nodes WHERE in_degree > 0"
+                                 " ORDER BY pagerank DESC, unit LIMIT ?", (limit,)).fetchall()
+
+    def constellation_groups(self) -> list[list[int]]:
+        groups: dict[int, list[int]] = {}
+        for cid, unit in self.conn.execute("SELECT id, unit FROM constellations ORDER BY id, unit"):
+            groups.setdefault(cid, []).append(unit)
+        return list(groups.values())
 
     def neighbours(self, unit_id: int) -> list[tuple[int, str, str]]:
         """(other unit, edge kind, "out" | "in") for every edge touching ``unit_id``."""

@@ -73,6 +73,19 @@ MIGRATIONS: tuple[str, ...] = (
         kind TEXT NOT NULL
     );
     """,
+    # 4: hubs and constellations (associate/structure.py), rebuilt with the edges
+    """
+    CREATE TABLE graph_nodes (
+        unit INTEGER PRIMARY KEY REFERENCES units(id) ON DELETE CASCADE,
+        in_degree INTEGER NOT NULL,
+        pagerank REAL NOT NULL
+    );
+    CREATE TABLE constellations (
+        id INTEGER NOT NULL,
+        unit INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        PRIMARY KEY (id, unit)
+    );
+    """,
 )
 
 

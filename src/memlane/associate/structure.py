@@ -1,0 +1,76 @@
+"""The shape of the link graph: hubs (A4) and constellations (A3), computed when the graph
+is rebuilt and kept in the index for scoring.
+
+- **Hubs**: in-degree and PageRank (Page et al. 1998; damping 0.85, power iteration) over the
+  undirected-for-reading, directed-as-written edges; many notes depending on one raises its
+  importance (seed 000, "Hub-weighting").
+- **Constellations**: sets of three or more notes that all link to each other — "declared by
+  mutual [[links]] in the member bodies" (seed 000): the maximal cliques of the graph of
+  reciprocal links. A note may belong to more than one; recall treats each atomically.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+DAMPING = 0.85
+ITERATIONS = 50
+
+
+def in_degree(nodes: Iterable[int], edges: Iterable[tuple[int, int]]) -> dict[int, int]:
+    counts = {n: 0 for n in nodes}
+    for src, dst in set(edges):
+        if src != dst and dst in counts:
+            counts[dst] += 1
+    return counts
+
+
+def pagerank(nodes: Iterable[int], edges: Iterable[tuple[int, int]], *, damping: float = DAMPING,
+             iterations: int = ITERATIONS, tolerance: float = 1e-9) -> dict[int, float]:
+    """PageRank by power iteration; dangling nodes spread their rank evenly. Sums to 1."""
+    nodes = list(dict.fromkeys(nodes))
+    if not nodes:
+        return {}
+    out: dict[int, set[int]] = {n: set() for n in nodes}
+    for src, dst in edges:
+        if src in out and dst in out and src != dst:
+            out[src].add(dst)
+    n = len(nodes)
+    rank = {node: 1.0 / n for node in nodes}
+    for _ in range(iterations):
+        dangling = sum(rank[node] for node in nodes if not out[node])
+        nxt = {node: (1 - damping) / n + damping * dangling / n for node in nodes}
+        for src, targets in out.items():
+            if targets:
+                share = damping * rank[src] / len(targets)
+                for dst in targets:
+                    nxt[dst] += share
+        delta = sum(abs(nxt[node] - rank[node]) for node in nodes)
+        rank = nxt
+        if delta < tolerance:
+            break
+    return rank
+
+
+def constellations(edges: Iterable[tuple[int, int]], *, min_size: int = 3) -> list[frozenset[int]]:
+    """Maximal cliques (Bron–Kerbosch with pivoting) of the reciprocal-link graph, largest first."""
+    directed = {(s, d) for s, d in edges if s != d}
+    mutual: dict[int, set[int]] = {}
+    for s, d in directed:
+        if (d, s) in directed:
+            mutual.setdefault(s, set()).add(d)
+    found: list[frozenset[int]] = []
+
+    def expand(clique: set[int], candidates: set[int], excluded: set[int]) -> None:
+        if not candidates and not excluded:
+            if len(clique) >= min_size:
+                found.append(frozenset(clique))
+            return
+        pivot = max(candidates | excluded, key=lambda v: len(mutual[v] & candidates))
+        for v in list(candidates - mutual[pivot]):
+            expand(clique | {v}, candidates & mutual[v], excluded & mutual[v])
+            candidates.discard(v)
+            excluded.add(v)
+
+    expand(set(), set(mutual), set())
+    return sorted(found, key=lambda c: (-len(c), sorted(c)))
