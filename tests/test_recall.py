@@ -153,3 +153,36 @@ def test_refresh_false_uses_the_index_as_it_is(memory, store):
     write_note(store, "project_fresh.md", "---\nname: project_fresh\ndescription: zeppelin hangar\n---\nz\n")
     assert memory.recall("zeppelin hangar", refresh=False) == []
     assert [h["name"] for h in memory.recall("zeppelin hangar")] == ["project_fresh"]
+
+
+def test_a_superseded_note_yields_to_its_replacement(tmp_path):
+    """L1: superseded notes score ×0.1 (kept, explained, never deleted)."""
+    from conftest import write_note
+
+    store = tmp_path / "mem"
+    write_note(store, "reference_backups_pgdump.md", """
+        ---
+        name: backups-pgdump
+        description: how nightly database backups are taken with pg_dump and where they are kept
+        ---
+        Nightly pg_dump of the database to the backups bucket; restore with pg_restore.
+        """)
+    write_note(store, "reference_backups_walg.md", """
+        ---
+        name: backups-walg
+        description: database backups now use wal-g continuous archiving
+        supersedes: backups-pgdump
+        ---
+        Backups moved to wal-g: continuous WAL archiving plus a nightly base backup.
+        """)
+    with Memory([store], embedder="fake", index_path=tmp_path / "i.sqlite") as mem:
+        before = mem.config.retrieve.min_score
+        mem.config.retrieve.min_score = 0.0  # keep everything, to see the demotion itself
+        hits = mem.recall("how are the database backups taken", explain=True)
+        assert [h["name"] for h in hits] == ["backups-walg", "backups-pgdump"]
+        assert any("superseded by backups-walg" in n for n in hits[1]["explain"]["notes"])
+        assert hits[1]["score"] == pytest.approx(hits[1]["explain"]["fused"] * 0.1, abs=1e-3)
+        mem.config.retrieve.min_score = before
+        assert "backups-pgdump" not in [h["name"] for h in mem.recall("how are the database backups taken")]
+        old = mem.index.find("backups-pgdump")[0]
+        assert mem.index.superseded() == {old["id"]: "backups-walg"}

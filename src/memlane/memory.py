@@ -19,7 +19,7 @@ from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
 from .index.db import GRAPH_VERSION, is_corruption
 from .index.schema import MIGRATIONS
 from .lifecycle import HitLog
-from .retrieve import matched_fields, rank
+from .retrieve import matched_fields, order_hits, rank
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
 from .store.scan import ParseCache, Skip, fingerprint
 
@@ -37,6 +37,7 @@ class Depth(str, Enum):
 
 
 PREVIEW_CHARS = 80
+SUPERSEDED_FACTOR = 0.1  # PRODUCT.md L1
 
 
 def demo_store_path() -> Path:
@@ -268,8 +269,22 @@ class Memory:
     def _rank(self, prompt: str, fusion):
         mixed_scopes = len({scope_rank(s.scope) for s in self.specs}) > 1
         exclude = _overridden_user_units(self.index, prompt) if mixed_scopes else frozenset()
-        return rank(self.index, prompt, self.config.retrieve, embedder=self.embedder, fusion=fusion,
+        hits = rank(self.index, prompt, self.config.retrieve, embedder=self.embedder, fusion=fusion,
                     exclude=exclude)
+        return self._demote_superseded(hits)
+
+    def _demote_superseded(self, hits: list) -> list:
+        """L1: a superseded note scores ×0.1 — kept (never dropped), but it yields to its
+        replacement; below ``min_score`` afterwards, it is not recalled."""
+        superseded = self.index.superseded()
+        if not superseded or not any(h.unit_id in superseded for h in hits):
+            return hits
+        for hit in hits:
+            by = superseded.get(hit.unit_id)
+            if by is not None:
+                hit.score *= SUPERSEDED_FACTOR
+                hit.legs.notes.append(f"superseded by {by}: score x{SUPERSEDED_FACTOR}")
+        return order_hits([h for h in hits if h.score >= self.config.retrieve.min_score])
 
     def _result(self, rank_no: int, hit, row: dict, depth: Depth, matched) -> dict:
         meta = row["meta"]

@@ -284,6 +284,17 @@ class Index:
                               [(cid, unit) for cid, members in enumerate(constellations(edges), start=1)
                                for unit in members])
 
+    def superseded(self) -> dict[int, str]:
+        """Units another note supersedes (a ``supersedes`` edge), or that name a ``superseded_by``:
+        unit id -> the name of what replaces it."""
+        out = {dst: name for dst, name in self.conn.execute(
+            "SELECT e.dst, u.name FROM edges e JOIN units u ON u.id = e.src WHERE e.kind = 'supersedes'")}
+        for unit_id, meta in self.conn.execute("SELECT id, meta FROM units WHERE meta LIKE '%superseded_by%'"):
+            by = json.loads(meta or "{}").get("superseded_by") or []
+            if by and unit_id not in out:
+                out[unit_id] = ", ".join(by)
+        return out
+
     def hubs(self, limit: int = 5) -> list[tuple[int, int, float]]:
         """(unit, in-degree, PageRank) of the most linked-to units."""
         return self.conn.execute("SELECT unit, in_degree, pagerank FROM graph_nodes WHERE in_degree > 0"
