@@ -80,6 +80,7 @@ class Index:
         self.fts_weights = {c: 1.0 for c in FTS_COLUMNS} | (fts_weights or {})
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorMatrix] = {}
+        self._superseded: tuple[int, dict[int, str]] | None = None
         self.healed = False
 
     # -- connection ---------------------------------------------------------------
@@ -219,10 +220,11 @@ class Index:
                     if uid not in wanted:
                         self._delete_unit(uid_id)
                         report.removed += 1
-            if report.changed or self.get_meta("graph") != GRAPH_VERSION:
+            rebuild = report.changed or self.get_meta("graph") != GRAPH_VERSION
+            if rebuild:
                 self._rebuild_graph()
-            if report.changed:
                 self._set_meta("generation", str(self.generation + 1))
+            if report.changed:
                 conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
             conn.execute("COMMIT")
         except BaseException:
@@ -286,7 +288,13 @@ class Index:
 
     def superseded(self) -> dict[int, str]:
         """Units another note supersedes (a ``supersedes`` edge), or that name a ``superseded_by``:
-        unit id -> the name of what replaces it."""
+        unit id -> the name of what replaces it. Cached until the index changes (hot path)."""
+        generation = self.generation
+        if self._superseded is None or self._superseded[0] != generation:
+            self._superseded = (generation, self._load_superseded())
+        return self._superseded[1]
+
+    def _load_superseded(self) -> dict[int, str]:
         out = {dst: name for dst, name in self.conn.execute(
             "SELECT e.dst, u.name FROM edges e JOIN units u ON u.id = e.src WHERE e.kind = 'supersedes'")}
         for unit_id, meta in self.conn.execute("SELECT id, meta FROM units WHERE meta LIKE '%superseded_by%'"):
