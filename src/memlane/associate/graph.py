@@ -10,8 +10,8 @@ the ways real stores write links (../shared/bench/agent_notes_dev/PROVENANCE.md)
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from ..store.links import link_key
 from ..store.note import NOTE_TYPES
@@ -33,7 +33,7 @@ class LinkGraph:
 
 
 def _keys(name: str, path: str) -> set[str]:
-    stem = PurePosixPath(path).stem if path else ""
+    stem = os.path.splitext(os.path.basename(path))[0] if path else ""
     keys = {link_key(name), link_key(stem)} if stem else {link_key(name)}
     for prefix in NOTE_TYPES:
         if stem.lower().startswith(prefix + "_"):
@@ -72,6 +72,6 @@ def _resolve(target: str, unit: dict, by_key: dict[str, list[dict]]) -> list[dic
     candidates = by_key.get(link_key(target), [])
     if len(candidates) <= 1:
         return candidates
-    folder = str(PurePosixPath(unit["path"]).parent)
-    local = [c for c in candidates if str(PurePosixPath(c["path"]).parent) == folder]
+    folder = os.path.dirname(unit["path"])
+    local = [c for c in candidates if os.path.dirname(c["path"]) == folder]
     return local or candidates

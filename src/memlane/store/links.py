@@ -45,9 +45,12 @@ def extract_links(body: str) -> list[Link]:
     return found
 
 
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
 def link_key(text: str) -> str:
     """Normalise a link target or a note name for matching: case, ``_``/``-``/space, ``.md``."""
-    text = text.strip().rsplit("/", 1)[-1]
-    if text.lower().endswith(".md"):
+    text = text.strip().rsplit("/", 1)[-1].lower()
+    if text.endswith(".md"):
         text = text[:-3]
-    return re.sub(r"[\s_-]+", "-", text.lower()).strip("-")
+    return _SEPARATORS.sub("-", text).strip("-")
