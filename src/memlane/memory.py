@@ -4,7 +4,6 @@ recalls, and returns plain data (dicts and lists) — it never prints."""
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import sqlite3
@@ -128,7 +127,7 @@ class Memory:
         embedder = self.embedder if embed else None
         stamp_key, stamp = self._fingerprint(embedder)
         if not force and self._stamp_matches(stamp_key, stamp):
-            count = self.index.counts()["units"]
+            count = self.index.conn.execute("SELECT count(*) FROM units").fetchone()[0]
             return {"notes": count, "added": 0, "updated": 0, "removed": 0, "unchanged": count, "embedded": 0,
                     "healed": False, "skipped": [], "shadowed": [], "up_to_date": True,
                     "embedder": embedder.name if embedder else None, "notice": self.embedder_notice,
@@ -388,8 +387,7 @@ def _overridden_user_units(index: Index, prompt: str) -> frozenset[int]:
     """S3: user-scope units that share a recall keyword, used by the prompt, with a
     project-scope unit: the narrower scope wins, so they leave both legs before ranking."""
     terms = set(query_terms(prompt))
-    rows = [(uid, scope, json.loads(meta).get("recall", [])) for uid, scope, meta in
-            index.conn.execute("SELECT id, scope, meta FROM units WHERE keywords != ''")]
+    rows = index.recall_keywords()
 
     def used(keyword: str) -> bool:
         words = set(query_terms(keyword))

@@ -80,7 +80,7 @@ class Index:
         self.fts_weights = {c: 1.0 for c in FTS_COLUMNS} | (fts_weights or {})
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorMatrix] = {}
-        self._superseded: tuple[int, dict[int, str]] | None = None
+        self._derived: dict[str, tuple[int, object]] = {}
         self.healed = False
 
     # -- connection ---------------------------------------------------------------
@@ -286,13 +286,24 @@ class Index:
                               [(cid, unit) for cid, members in enumerate(constellations(edges), start=1)
                                for unit in members])
 
+    def _cached(self, key: str, load: Callable[[], object]):
+        """``load()``'s result, kept until the index changes: for reads on recall's hot path."""
+        generation = self.generation
+        hit = self._derived.get(key)
+        if hit is None or hit[0] != generation:
+            hit = self._derived[key] = (generation, load())
+        return hit[1]
+
     def superseded(self) -> dict[int, str]:
         """Units another note supersedes (a ``supersedes`` edge), or that name a ``superseded_by``:
-        unit id -> the name of what replaces it. Cached until the index changes (hot path)."""
-        generation = self.generation
-        if self._superseded is None or self._superseded[0] != generation:
-            self._superseded = (generation, self._load_superseded())
-        return self._superseded[1]
+        unit id -> the name of what replaces it."""
+        return self._cached("superseded", self._load_superseded)
+
+    def recall_keywords(self) -> list[tuple[int, str, list[str]]]:
+        """(unit, scope, its ``recall:`` keywords) for every unit that has some."""
+        return self._cached("recall_keywords", lambda: [
+            (uid, scope, json.loads(meta or "{}").get("recall", [])) for uid, scope, meta in
+            self.conn.execute("SELECT id, scope, meta FROM units WHERE keywords != ''")])
 
     def _load_superseded(self) -> dict[int, str]:
         out = {dst: name for dst, name in self.conn.execute(
