@@ -148,13 +148,6 @@ class Index:
             return str(exc)
         return None
 
-    def heal_if_corrupt(self) -> bool:
-        problem = self.check_integrity()
-        if problem is None:
-            return False
-        self.heal(RuntimeError(problem))
-        return True
-
     # -- metadata -----------------------------------------------------------------
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
