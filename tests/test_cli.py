@@ -99,9 +99,9 @@ def test_relative_store_gives_absolute_paths(capsys, store, monkeypatch):
 
 
 @pytest.mark.parametrize("depth, keys", [
-    ("ids", {"rank", "name", "path", "score"}),
-    ("summary", {"rank", "name", "path", "score", "title", "type", "scope", "preview"}),
-    ("full", {"rank", "name", "path", "score", "title", "type", "scope", "preview", "description", "body",
+    ("ids", {"rank", "name", "path", "score", "reached"}),
+    ("summary", {"rank", "name", "path", "score", "reached", "title", "type", "scope", "preview"}),
+    ("full", {"rank", "name", "path", "score", "reached", "title", "type", "scope", "preview", "description", "body",
               "recall", "paths", "kind", "status"}),
 ])
 def test_recall_depth(capsys, store, depth, keys):

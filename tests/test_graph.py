@@ -88,8 +88,8 @@ def test_one_hop_from_seeds_to_plausible_neighbours_only():
     edges = {1: [(2, "wiki", "out"), (3, "wiki", "out")], 2: [(1, "wiki", "in"), (4, "wiki", "out")],
              3: [(1, "wiki", "in")], 4: [(2, "wiki", "in")]}
     hits = [hit(1, 0.8), hit(2, 0.2), hit(3, 0.05), hit(4, 0.25), hit(5, 0.4)]
-    out = spread_activation(hits, lambda u: edges.get(u, []), SpreadSettings(decay=0.5, blend=1.0, admit=0.5,
-                                                                               min_score=0.3),
+    out = spread_activation(hits, lambda u: edges.get(u, []),
+                            SpreadSettings(decay=0.5, fan=0.0, blend=1.0, admit=0.5, min_score=0.3),
                             names={1: "seed-note"})
     score = {h.unit_id: round(h.score, 3) for h in out}
     assert score[2] == round(0.2 + 0.8 * 0.5, 3)  # plausible (0.2 >= 0.15): admitted, blended
@@ -98,7 +98,47 @@ def test_one_hop_from_seeds_to_plausible_neighbours_only():
     assert score[5] == 0.4  # a seed without links keeps its relevance
     assert [h.unit_id for h in out][:2] == [1, 2]
     by_id = {h.unit_id: h for h in out}
-    assert by_id[1].path == ["seed"] and by_id[2].path[0].startswith("via [[seed-note]] (wiki")
+    assert by_id[1].path == ["seed"] and by_id[2].path[0].startswith("via [[seed-note]] (seed 0.800)")
+    assert by_id[2].activation == pytest.approx(0.4)
+
+
+def test_fan_effect_divides_what_a_node_sends():
+    star = {1: [(n, "wiki", "out") for n in range(2, 12)]}
+    single = {1: [(2, "wiki", "out")]}
+    settings = SpreadSettings(decay=0.5, fan=1.0, min_score=0.3)
+    from_star = {h.unit_id: h.score for h in spread_activation([hit(1, 0.8)] + [hit(n, 0.2) for n in range(2, 12)],
+                                                               lambda u: star.get(u, []), settings)}
+    from_single = {h.unit_id: h.score for h in spread_activation([hit(1, 0.8), hit(2, 0.2)],
+                                                                 lambda u: single.get(u, []), settings)}
+    assert from_single[2] == pytest.approx(0.2 + 0.4)
+    assert from_star[2] == pytest.approx(0.2 + 0.4 / 10)  # ten links share the same activation
+
+
+def test_an_associate_stays_below_the_seed_that_activated_it():
+    edges = {1: [(2, "wiki", "out")], 2: [(1, "wiki", "in")]}
+    out = spread_activation([hit(1, 0.6), hit(2, 0.55)], lambda u: edges.get(u, []),
+                            SpreadSettings(decay=1.0, fan=0.0, blend=1.0, min_score=0.3, margin=0.05))
+    assert [h.unit_id for h in out] == [1, 2]
+    assert out[1].score == pytest.approx(0.55)  # 0.55 + 0.6 capped at max(own, 0.6 - 0.05)
+
+
+def test_a_strong_neighbour_spreads_once_more_with_the_whole_path():
+    # a -> b -> c: b is a seed itself, so what it received from a travels one more hop to c
+    edges = {1: [(2, "wiki", "out")], 2: [(1, "wiki", "in"), (3, "wiki", "out")], 3: [(2, "wiki", "in")]}
+    names = {1: "a", 2: "b", 3: "c"}
+    settings = SpreadSettings(decay=0.5, fan=0.0, blend=1.0, min_score=0.3, margin=0.0)
+    out = {h.unit_id: h for h in spread_activation([hit(1, 0.9), hit(2, 0.35), hit(3, 0.16)],
+                                                   lambda u: edges.get(u, []), settings, names)}
+    # c hears from b directly (0.35 * 0.5) and from a through b (0.9 * 0.5 * 0.5 = 0.225): the stronger wins
+    assert out[3].score == pytest.approx(0.16 + 0.225)
+    assert out[3].path == ["via [[a]] (seed 0.900) → [[b]] (wiki 0.450) → here (wiki 0.225)"]
+
+
+def test_seeds_do_not_gain_from_each_other_when_told_not_to():
+    edges = {1: [(2, "wiki", "out")], 2: [(1, "wiki", "in")]}
+    out = {h.unit_id: h.score for h in spread_activation(
+        [hit(1, 0.9), hit(2, 0.4)], lambda u: edges.get(u, []), SpreadSettings(boost_seeds=False, min_score=0.3))}
+    assert out == {1: 0.9, 2: 0.4}
 
 
 def test_without_edges_spreading_changes_nothing():

@@ -77,11 +77,14 @@ def test_a_changed_memory_md_hook_updates_its_note(memory, store):
 
 def test_deleting_the_index_loses_nothing(store, tmp_path):
     path = tmp_path / "i.sqlite"
+    def drop_scores(results):  # scores move a little: the hit-log (kept) now says the notes were used
+        return [{k: v for k, v in r.items() if k != "score"} for r in results]
+
     with Memory([store], embedder="none", index_path=path) as mem:
         before = mem.recall("postgres upgrade", depth="full")
     path.unlink()
     with Memory([store], embedder="none", index_path=path) as mem:
-        assert mem.recall("postgres upgrade", depth="full") == before
+        assert drop_scores(mem.recall("postgres upgrade", depth="full")) == drop_scores(before)
 
 
 def test_index_sync_report(tmp_path):

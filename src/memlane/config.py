@@ -85,11 +85,56 @@ class RetrieveConfig:
 
 
 @dataclass
+class AssociateConfig:
+    """Spreading activation, constellations and divergent mode (A2, A3, A5); defaults chosen
+    by measurement (README "Associative recall")."""
+
+    spread: bool = True  # one hop of spreading activation from the seeds (A2)
+    decay: float = 0.5  # activation kept per hop
+    fan: float = 0.5  # fan effect: a node with n links sends each 1/n**fan of its activation
+    blend: float = 1.0  # final relevance = text relevance + blend * activation
+    boost_seeds: bool = True  # seeds gain from each other's activation too (else only neighbours below the threshold)
+    margin: float = 0.05  # an associate stays this far below the seed that activated it
+    admit: float = 0.5  # a neighbour is plausible if its own score >= admit * min_score (or it passed the vector floor)
+    admit_vector: bool = True  # passing the vector leg's own threshold also makes a neighbour plausible
+    constellations: bool = True  # recall a constellation atomically (A3)
+    constellation_min: int = 3  # smallest set of mutually linked notes that counts
+    constellation_max: int = 8  # larger cliques are dense clusters, not constellations
+    divergent_damping: float = 0.85  # personalised PageRank (A5): chance to keep walking
+    divergent_remote: int = 3  # remote associates a divergent recall adds
+    divergent_min_score: float = 0.10  # the flatter relevance threshold of divergent mode
+
+
+@dataclass
+class ScoreConfig:
+    """L1: final = relevance x importance x recency (Generative Agents)."""
+
+    hub_weight: float = 0.1  # importance gained by the most central notes (A4)
+    importance_weight: float = 0.1  # effect of a note's own ``importance:`` (0-1; 0.5 neutral)
+    recency_weight: float = 0.2  # how far a long-unused note falls behind (ACT-R base level)
+    superseded_factor: float = 0.1
+
+
+@dataclass
+class LifecycleConfig:
+    """L3: Darwinian decay (seed 001 §3.2), computed from the hit-log and file dates."""
+
+    dormant_days: float = 30.0  # unreferenced this long (at base stability): dormant
+    archive_days: float = 90.0  # ... and this long: archived (leaves default recall)
+    spacing_gain: float = 0.5  # stability gained by one well-spaced reference
+    spacing_days: float = 1.0  # references closer than this are "massed" and gain less
+    base_decay: float = 0.5  # ACT-R d in B = ln(sum t_j^-d)
+
+
+@dataclass
 class Config:
     stores: StoresConfig = field(default_factory=StoresConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     embed: EmbedConfig = field(default_factory=EmbedConfig)
     retrieve: RetrieveConfig = field(default_factory=RetrieveConfig)
+    associate: AssociateConfig = field(default_factory=AssociateConfig)
+    score: ScoreConfig = field(default_factory=ScoreConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     sources: list[str] = field(default_factory=list)  # files read, for doctor
 
     def validate(self) -> "Config":
@@ -111,6 +156,29 @@ class Config:
         for name in ("max_file_bytes", "busy_timeout_ms"):
             if getattr(self.index, name) < (1 if name == "max_file_bytes" else 0):
                 raise ConfigError(f"index.{name} must be a positive integer, got {getattr(self.index, name)!r}")
+        a, sc, lc = self.associate, self.score, self.lifecycle
+        for key, value in (("associate.decay", a.decay), ("associate.margin", a.margin), ("associate.divergent_damping", a.divergent_damping),
+                           ("associate.divergent_min_score", a.divergent_min_score),
+                           ("score.hub_weight", sc.hub_weight), ("score.importance_weight", sc.importance_weight),
+                           ("score.recency_weight", sc.recency_weight),
+                           ("score.superseded_factor", sc.superseded_factor)):
+            if not 0 <= value <= 1:
+                raise ConfigError(f"{key} must be a number in [0, 1], got {value!r}")
+        for key, value in (("associate.fan", a.fan), ("associate.blend", a.blend),
+                           ("lifecycle.spacing_gain", lc.spacing_gain), ("lifecycle.base_decay", lc.base_decay)):
+            if value < 0:
+                raise ConfigError(f"{key} must be >= 0, got {value!r}")
+        for key, value in (("associate.constellation_min", a.constellation_min),
+                           ("associate.constellation_max", a.constellation_max),
+                           ("associate.divergent_remote", a.divergent_remote)):
+            if value < (2 if "constellation" in key else 0):
+                raise ConfigError(f"{key} is too small: {value!r}")
+        if a.constellation_max < a.constellation_min:
+            raise ConfigError("associate.constellation_max must be >= associate.constellation_min")
+        if not 0 < lc.dormant_days <= lc.archive_days:
+            raise ConfigError("lifecycle: need 0 < dormant_days <= archive_days")
+        if lc.spacing_days <= 0:
+            raise ConfigError("lifecycle.spacing_days must be > 0")
         for mount in self.stores.mounts:
             if mount.scope not in ("user", "project"):
                 raise ConfigError(f"stores.mounts: scope must be 'user' or 'project', got {mount.scope!r}")
@@ -222,4 +290,22 @@ name = 4.0
 description = 3.0
 keywords = 4.0
 body = 1.0
+
+[associate]
+spread = true             # linked notes that are plausibly relevant join the seeds (A2)
+decay = 0.5
+fan = 0.5                 # a note with many links spreads less to each
+constellations = true     # a set of mutually linked notes is recalled together (A3)
+constellation_min = 3
+constellation_max = 8
+
+[score]                   # final = relevance x importance x recency
+hub_weight = 0.1
+importance_weight = 0.1
+recency_weight = 0.2
+superseded_factor = 0.1
+
+[lifecycle]               # Darwinian decay, from the hit-log and file dates
+dormant_days = 30
+archive_days = 90
 """

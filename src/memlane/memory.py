@@ -18,7 +18,9 @@ from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
 from .index.db import GRAPH_VERSION, is_corruption
 from .index.schema import MIGRATIONS
 from .lifecycle import HitLog
-from .retrieve import matched_fields, order_hits, rank
+from .lifecycle.usage import Usage, unit_states
+from .recall import RecallOutcome, RecallPlan, run_recall
+from .retrieve import matched_fields
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
 from .store.scan import ParseCache, Skip, fingerprint
 
@@ -36,7 +38,6 @@ class Depth(str, Enum):
 
 
 PREVIEW_CHARS = 80
-SUPERSEDED_FACTOR = 0.1  # PRODUCT.md L1
 
 
 def demo_store_path() -> Path:
@@ -222,41 +223,53 @@ class Memory:
     # -- recall ---------------------------------------------------------------------
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,
                explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,
-               refresh: bool = True, session: str | None = None) -> list[dict]:
+               divergent: bool = False, refresh: bool = True, session: str | None = None,
+               plan: RecallPlan | None = None) -> list[dict]:
         """The units worth showing for ``prompt``, best first, as plain dicts. Each recall is
-        written to the hit-log (``session`` names the agent session, when there is one)."""
+        written to the hit-log (``session`` names the agent session, when there is one).
+
+        ``include_archived``: deep mode — archived notes are searched too, and a recalled
+        archived note is active again. ``divergent``: add remote associates (A5)."""
         depth = Depth(depth)
-        k = k or self.config.retrieve.k
+        plan = plan or RecallPlan(fusion=fusion, include_archived=include_archived, divergent=divergent, k=k)
         if refresh:
             self.refresh()
+        self.maintain_lifecycle()
         try:
-            hits = self._rank(prompt, fusion)
+            outcome = self._run(prompt, plan)
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc) or self.index.path == ":memory:":
                 raise
             self.index.heal(exc)  # e.g. a damaged full-text index: rebuild from the files, once
             self.refresh()
-            hits = self._rank(prompt, fusion)
-        rows = self.index.units_by_id([h.unit_id for h in hits])
-        chosen = []
-        for hit in hits:
-            row = rows.get(hit.unit_id)
-            if row is None:
-                continue
-            if not include_archived and row["meta"].get("status") == "archived":
-                continue
-            chosen.append((hit, row))
-        chosen = chosen[:k]
+            outcome = self._run(prompt, plan)
+        rows = self.index.units_by_id([h.unit_id for h in outcome.selected])
+        chosen = [(hit, rows[hit.unit_id]) for hit in outcome.selected if hit.unit_id in rows]
         matched = matched_fields(self.index, prompt, [h.unit_id for h, _ in chosen]) if explain else {}
-        results = [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None)
+        states = unit_states(self.index, [h.unit_id for h, _ in chosen]) if chosen else {}
+        results = [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None,
+                                states.get(hit.unit_id, "active"))
                    for rank_no, (hit, row) in enumerate(chosen, start=1)]
-        if self.hit_log is not None:
-            self.hit_log.record(prompt, [
-                {"path": r["path"], "name": r["name"], "rank": r["rank"], "score": r["score"],
-                 "parts": {"bm25_norm": round(h.legs.bm25_norm, 4), "vector": round(h.legs.vector, 4),
-                           "fused": round(h.legs.fused, 4)}}
-                for r, (h, _) in zip(results, chosen)], session=session, depth=depth.value)
+        self._log_hits(prompt, results, chosen, session, depth)
+        if plan.include_archived:
+            self._restore([row["uid"] for h, row in chosen if states.get(h.unit_id) in ("archived", "dormant")])
         return results
+
+    def _run(self, prompt: str, plan: RecallPlan) -> RecallOutcome:
+        mixed_scopes = len({scope_rank(s.scope) for s in self.specs}) > 1
+        exclude = _overridden_user_units(self.index, prompt) if mixed_scopes else frozenset()
+        return run_recall(self.index, prompt, self.config, embedder=self.embedder, plan=plan, exclude=exclude)
+
+    def _log_hits(self, prompt: str, results: list[dict], chosen: list, session: str | None, depth: Depth) -> None:
+        if self.hit_log is None or not results:
+            return
+        self.hit_log.record(prompt, [
+            {"path": r["path"], "name": r["name"], "rank": r["rank"], "score": r["score"],
+             "parts": {"bm25_norm": round(h.legs.bm25_norm, 4), "vector": round(h.legs.vector, 4),
+                       "fused": round(h.legs.fused, 4), "activation": round(h.activation, 4),
+                       "relevance": round(h.relevance, 4), "importance": round(h.importance, 4),
+                       "recency": round(h.recency, 4), "reached": _reached_kind(h)}}
+            for r, (h, _) in zip(results, chosen)], session=session, depth=depth.value)
 
     @property
     def hit_log(self) -> HitLog | None:
@@ -265,29 +278,67 @@ class Memory:
             return None
         return HitLog(f"{self.index_path}.hits.jsonl")
 
-    def _rank(self, prompt: str, fusion):
-        mixed_scopes = len({scope_rank(s.scope) for s in self.specs}) > 1
-        exclude = _overridden_user_units(self.index, prompt) if mixed_scopes else frozenset()
-        hits = rank(self.index, prompt, self.config.retrieve, embedder=self.embedder, fusion=fusion,
-                    exclude=exclude)
-        return self._demote_superseded(hits)
+    # -- lifecycle (L3) -------------------------------------------------------------
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.index, self.hit_log, self.config.lifecycle)
 
-    def _demote_superseded(self, hits: list) -> list:
-        """L1: a superseded note scores ×0.1 — kept (never dropped), but it yields to its
-        replacement; below ``min_score`` afterwards, it is not recalled."""
-        superseded = self.index.superseded()
-        if not superseded or not any(h.unit_id in superseded for h in hits):
-            return hits
-        for hit in hits:
-            by = superseded.get(hit.unit_id)
-            if by is not None:
-                hit.score *= SUPERSEDED_FACTOR
-                hit.legs.notes.append(f"superseded by {by}: score x{SUPERSEDED_FACTOR}")
-        return order_hits([h for h in hits if h.score >= self.config.retrieve.min_score])
+    def maintain_lifecycle(self) -> None:
+        """Fold new hit-log lines into the index and, at most hourly, move notes between
+        active, dormant and archived. A locked index just waits for the next recall."""
+        try:
+            self.usage.maintain()
+        except (sqlite3.Error, OSError) as exc:
+            log.info("lifecycle not updated this time: %s", exc)
 
-    def _result(self, rank_no: int, hit, row: dict, depth: Depth, matched) -> dict:
+    def _restore(self, uids: list[str]) -> None:
+        try:
+            self.usage.restore(uids)
+        except (sqlite3.Error, OSError) as exc:
+            log.info("could not restore %s: %s", uids, exc)
+
+    def decay(self, *, dry_run: bool = True, refresh: bool = True) -> dict:
+        """What the lifecycle would change now, and why; applied unless ``dry_run``."""
+        if refresh:
+            self.refresh(embed=False)
+        usage = self.usage
+        usage.consume()
+        transitions = usage.evaluate()
+        if not dry_run:
+            usage.apply(transitions)
+        return {"dry_run": dry_run, "changes": [t.__dict__ for t in transitions],
+                "settings": {"dormant_days": self.config.lifecycle.dormant_days,
+                             "archive_days": self.config.lifecycle.archive_days}}
+
+    def status(self, *, refresh: bool = True, limit: int = 10) -> dict:
+        """Lifecycle state of every note: counts, the most used, the ones about to change."""
+        if refresh:
+            self.refresh(embed=False)
+        usage = self.usage
+        try:
+            usage.consume()
+        except sqlite3.Error as exc:
+            log.info("hit-log not folded in: %s", exc)
+        conn = self.index.conn
+        rows = conn.execute(
+            "SELECT u.name, u.path, coalesce(g.state, 'active'), coalesce(g.refs, 0), g.last_ref, g.stability,"
+            " json_extract(u.meta, '$.status') FROM units u LEFT JOIN usage g ON g.uid = u.uid").fetchall()
+        counts = {"active": 0, "dormant": 0, "archived": 0}
+        for _, _, state, _, _, _, declared in rows:
+            counts[declared if declared in counts else state] += 1
+        most_used = sorted((r for r in rows if r[3]), key=lambda r: (-r[3], r[0]))[:limit]
+        pending = usage.evaluate()
+        return {"index": self.index_path, "notes": len(rows), "states": counts,
+                "hit_log": None if self.hit_log is None else str(self.hit_log.path),
+                "most_used": [{"name": n, "path": p, "refs": refs, "last_used": _iso(last), "stability": round(st or 1, 2)}
+                              for n, p, _, refs, last, st, _ in most_used],
+                "pending_changes": [t.__dict__ for t in pending[:limit]], "pending_total": len(pending),
+                "lifecycle_updated": _iso(float(self.index.get_meta("lifecycle_at") or 0) or None)}
+
+    def _result(self, rank_no: int, hit, row: dict, depth: Depth, matched, state: str) -> dict:
         meta = row["meta"]
-        result = {"rank": rank_no, "name": row["name"], "path": row["path"], "score": round(hit.score, 4)}
+        result = {"rank": rank_no, "name": row["name"], "path": row["path"], "score": round(hit.score, 4),
+                  "reached": "; ".join(hit.path) or "seed"}
         if depth in (Depth.SUMMARY, Depth.FULL):
             preview_src = meta.get("index_hook") or row["description"] or row["body"]
             result.update({
@@ -309,6 +360,13 @@ class Memory:
                 "bm25_rank": legs.bm25_rank, "vector_rank": legs.vector_rank,
                 "matched_fields": matched,
                 "notes": legs.notes,
+                "activation": round(hit.activation, 4),
+                "relevance": round(hit.relevance, 4),
+                "importance": round(hit.importance, 4),
+                "recency": round(hit.recency, 4),
+                "base_level": None if hit.base_level is None else round(hit.base_level, 3),
+                "state": state,
+                "path": hit.path,
             }
         return result
 
@@ -376,6 +434,20 @@ class Memory:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _reached_kind(hit) -> str:
+    if hit.remote:
+        return "remote"
+    if hit.companion_of:
+        return "constellation"
+    if hit.activation and not (hit.path and hit.path[0] == "seed"):
+        return "spread"
+    return "seed"
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if not ts else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def _preview(text: str) -> str:

@@ -94,10 +94,11 @@ def _format_results(results: list[dict], depth: Depth, explain: bool) -> str:
         return "(nothing relevant)"
     lines = []
     for r in results:
+        tag = "" if r["reached"].startswith("seed") else f"  <- {r['reached']}"
         if depth is Depth.IDS:
-            lines.append(f"{r['rank']}. {r['name']}  [{r['score']:.3f}]  {r['path']}")
+            lines.append(f"{r['rank']}. {r['name']}  [{r['score']:.3f}]  {r['path']}{tag}")
         else:
-            lines.append(f"{r['rank']}. {r['title']}  ({r['type'] or '-'}, {r['scope']})  [{r['score']:.3f}]")
+            lines.append(f"{r['rank']}. {r['title']}  ({r['type'] or '-'}, {r['scope']})  [{r['score']:.3f}]{tag}")
             lines.append(f"   {r['preview']}")
             lines.append(f"   {r['path']}")
         if depth is Depth.FULL:
@@ -113,6 +114,12 @@ def _format_results(results: list[dict], depth: Depth, explain: bool) -> str:
                          f"cosine {cos} (leg {e['vector']:.3f}, rank {e['vector_rank'] or '-'}), "
                          f"fused {e['fused']:.3f}")
             lines.append(f"   matched fields: {fields}")
+            base = "-" if e["base_level"] is None else f"{e['base_level']:.2f}"
+            lines.append(f"   score: relevance {e['relevance']:.3f} (text {e['relevance'] - e['activation']:.3f} + "
+                         f"association {e['activation']:.3f}) x importance {e['importance']:.3f} x recency {e['recency']:.3f} "
+                         f"(base level {base}); state {e['state']}")
+            for step in e["path"] or ["seed"]:
+                lines.append(f"   path: {step}")
             for note in e["notes"]:
                 lines.append(f"   note: {note}")
     return "\n".join(lines)
@@ -131,7 +138,8 @@ def cmd_recall(args) -> int:
     depth = Depth(args.depth)
     _refresh_with_progress(memory)
     results = memory.recall(prompt, k=args.k, depth=depth, explain=args.explain, fusion=args.fusion,
-                            include_archived=args.archived, refresh=False)
+                            include_archived=args.deep, divergent=args.divergent, refresh=False,
+                            session=args.session)
     _notice(memory)
     _emit(args, {"prompt": prompt, "results": results}, _format_results(results, depth, args.explain))
     return 0
@@ -144,6 +152,37 @@ def _refresh_with_progress(memory: Memory) -> None:
         memory.refresh(progress=bar)
     finally:
         bar.close()
+
+
+def cmd_status(args) -> int:
+    memory = _memory(args)
+    data = memory.status()
+    states = data["states"]
+    lines = [f"index: {data['index']}",
+             f"notes: {data['notes']} — active {states['active']}, dormant {states['dormant']}, "
+             f"archived {states['archived']}",
+             f"hit-log: {data['hit_log'] or 'off'}; lifecycle last updated {data['lifecycle_updated'] or 'never'}"]
+    if data["most_used"]:
+        lines.append("most used:")
+        lines += [f"  {u['name']}: {u['refs']} uses, last {u['last_used']}, stability {u['stability']}"
+                  for u in data["most_used"]]
+    lines.append(f"would change now: {data['pending_total']}" + (" (memlane decay applies it)" if data["pending_total"] else ""))
+    lines += [f"  {c['name']}: {c['old']} -> {c['new']} ({c['reason']})" for c in data["pending_changes"]]
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_decay(args) -> int:
+    memory = _memory(args)
+    data = memory.decay(dry_run=args.dry_run)
+    verb = "would change" if args.dry_run else "changed"
+    lines = [f"{verb}: {len(data['changes'])} note(s) (dormant after {data['settings']['dormant_days']:g} d, "
+             f"archived after {data['settings']['archive_days']:g} d unreferenced, times stability)"]
+    lines += [f"  {c['name']}: {c['old']} -> {c['new']} ({c['reason']}; {c['refs']} uses)" for c in data["changes"]]
+    if not data["changes"]:
+        lines.append("  nothing: every note is where it should be")
+    _emit(args, data, "\n".join(lines))
+    return 0
 
 
 def cmd_show(args) -> int:
@@ -257,8 +296,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ids | summary | full")
     p.add_argument("--explain", action="store_true", help="show why each note came back")
     p.add_argument("--fusion", choices=[f.value for f in Fusion], help="override the fusion method")
-    p.add_argument("--archived", action="store_true", help="include archived notes")
+    p.add_argument("--deep", "--archived", dest="deep", action="store_true",
+                   help="deep mode: search archived notes too (a recalled archived note becomes active again)")
+    p.add_argument("--divergent", action="store_true",
+                   help="add remote associates from other clusters of the link graph (for ideation)")
+    p.add_argument("--session", help="the agent session id, recorded in the hit-log")
     p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser("status", parents=[common], help="lifecycle: active / dormant / archived notes, most used")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("decay", parents=[common], help="move idle notes to dormant / archived (from the hit-log)")
+    p.add_argument("--dry-run", action="store_true", help="show what would change and why, change nothing")
+    p.set_defaults(func=cmd_decay)
 
     p = sub.add_parser("show", parents=[common], help="print a note in full")
     p.add_argument("name", help="note name, file name or path")
@@ -272,7 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", parents=[common], help="run a retrieval benchmark (corpus/queries/qrels or notes+prompts)")
     p.add_argument("path", help="benchmark folder")
-    p.add_argument("--modes", default="keyword,vector,hybrid", help="comma list of keyword,vector,hybrid,rrf")
+    p.add_argument("--modes", default="keyword,vector,hybrid",
+                   help="comma list of keyword, vector, hybrid, rrf, spread, scored, full, divergent, keyword-full")
     p.add_argument("--ks", default="1,3,5,10", help="cutoffs, comma list")
     p.add_argument("--limit", type=int, help="at most N queries, sampled evenly across the file")
     p.add_argument("--include-type", metavar="T,..", help="only queries of these types/kinds/categories")

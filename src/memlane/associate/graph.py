@@ -1,7 +1,12 @@
-"""The link graph (A1): notes are nodes; ``[[links]]``, markdown links, filename mentions
-and ``supersedes`` are typed edges. A ``[[link]]`` to a note that does not exist is a
+"""The link graph (A1): notes are nodes; ``[[links]]``, markdown links, filename mentions,
+``supersedes`` and index membership are typed edges. A ``[[link]]`` to a note that does not exist is a
 future-write marker (S5): kept for lint, never an edge. A markdown link or a mention that
 names no note is usually a repository document (``docs/restore.md``) and is simply no edge.
+
+Index membership: notes listed under the same heading of a ``MEMORY.md`` that has several
+headings ("Behavior Rules", "Active Project Notes") are filed together by their author; each
+such small section links its notes to each other (kind ``index``, a weak edge). An index with
+no headings, or one long section, says nothing about which notes belong together.
 
 A target matches a note's ``name``, its file stem, or the stem without its type prefix
 (``feedback_x.md`` answers to ``x``), with case, ``_``, ``-`` and spaces interchangeable —
@@ -16,7 +21,8 @@ from dataclasses import dataclass, field
 from ..store.links import link_key
 from ..store.note import NOTE_TYPES
 
-EDGE_KINDS = ("wiki", "markdown", "mention", "supersedes")
+EDGE_KINDS = ("wiki", "markdown", "mention", "supersedes", "index")
+INDEX_SECTION_MAX = 8  # a longer MEMORY.md section is a list, not a grouping
 
 
 @dataclass(frozen=True)
@@ -65,7 +71,29 @@ def resolve_links(units: list[dict]) -> LinkGraph:
                 if dst["id"] != unit["id"] and key not in seen:
                     seen.add(key)
                     graph.edges.append(Edge(*key))
+    for members in _index_sections(units):
+        for a in members:
+            for b in members:
+                if a != b and (a, b, "index") not in seen:
+                    seen.add((a, b, "index"))
+                    graph.edges.append(Edge(a, b, "index"))
     return graph
+
+
+def _index_sections(units: list[dict]) -> list[list[int]]:
+    """Groups of unit ids filed under one heading of one store's ``MEMORY.md``."""
+    by_store: dict[str, dict[str, list[int]]] = {}
+    for unit in units:
+        meta = unit.get("meta") or {}
+        section = meta.get("index_section")
+        if section:
+            by_store.setdefault(meta.get("store", ""), {}).setdefault(section, []).append(unit["id"])
+    groups = []
+    for sections in by_store.values():
+        if len(sections) < 2:
+            continue
+        groups += [ids for ids in sections.values() if 2 <= len(ids) <= INDEX_SECTION_MAX]
+    return groups
 
 
 def _resolve(target: str, unit: dict, by_key: dict[str, list[dict]]) -> list[dict]:

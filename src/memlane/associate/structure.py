@@ -4,9 +4,12 @@ is rebuilt and kept in the index for scoring.
 - **Hubs**: in-degree and PageRank (Page et al. 1998; damping 0.85, power iteration) over the
   undirected-for-reading, directed-as-written edges; many notes depending on one raises its
   importance (seed 000, "Hub-weighting").
-- **Constellations**: sets of three or more notes that all link to each other — "declared by
-  mutual [[links]] in the member bodies" (seed 000): the maximal cliques of the graph of
-  reciprocal links. A note may belong to more than one; recall treats each atomically.
+- **Constellations**: sets of notes that all link to each other — "declared by mutual
+  [[links]] in the member bodies" (seed 000): the maximal cliques of the graph of reciprocal
+  links. Every clique of two or more is kept; recall decides which sizes count
+  (``associate.constellation_min`` / ``_max``). A note may belong to more than one.
+- **Clusters**: communities of the undirected graph by label propagation (Raghavan, Albert &
+  Kumara 2007), deterministic here; divergent recall (A5) reaches into other clusters.
 """
 
 from __future__ import annotations
@@ -52,6 +55,9 @@ def pagerank(nodes: Iterable[int], edges: Iterable[tuple[int, int]], *, damping:
     return rank
 
 
+MAX_CLIQUES = 10_000  # a pathological graph cannot make the rebuild explode
+
+
 def constellations(edges: Iterable[tuple[int, int]], *, min_size: int = 3) -> list[frozenset[int]]:
     """Maximal cliques (Bron–Kerbosch with pivoting) of the reciprocal-link graph, largest first."""
     directed = {(s, d) for s, d in edges if s != d}
@@ -62,6 +68,8 @@ def constellations(edges: Iterable[tuple[int, int]], *, min_size: int = 3) -> li
     found: list[frozenset[int]] = []
 
     def expand(clique: set[int], candidates: set[int], excluded: set[int]) -> None:
+        if len(found) >= MAX_CLIQUES:
+            return
         if not candidates and not excluded:
             if len(clique) >= min_size:
                 found.append(frozenset(clique))
@@ -74,3 +82,31 @@ def constellations(edges: Iterable[tuple[int, int]], *, min_size: int = 3) -> li
 
     expand(set(), set(mutual), set())
     return sorted(found, key=lambda c: (-len(c), sorted(c)))
+
+
+def clusters(nodes: Iterable[int], edges: Iterable[tuple[int, int]], *, rounds: int = 20) -> dict[int, int]:
+    """node -> cluster label (the smallest node id of its community). Label propagation over
+    the undirected graph: each node, in id order, takes the label most of its neighbours hold
+    (ties: the smallest label), until nothing changes."""
+    nodes = sorted(set(nodes))
+    adjacent: dict[int, dict[int, int]] = {n: {} for n in nodes}
+    for src, dst in edges:
+        if src != dst and src in adjacent and dst in adjacent:
+            adjacent[src][dst] = adjacent[src].get(dst, 0) + 1
+            adjacent[dst][src] = adjacent[dst].get(src, 0) + 1
+    label = {n: n for n in nodes}
+    for _ in range(rounds):
+        changed = False
+        for node in nodes:
+            if not adjacent[node]:
+                continue
+            votes: dict[int, int] = {}
+            for other, weight in adjacent[node].items():
+                votes[label[other]] = votes.get(label[other], 0) + weight
+            best = min(votes, key=lambda lab: (-votes[lab], lab))
+            if votes[best] > votes.get(label[node], 0) or (votes[best] == votes.get(label[node], 0) and best < label[node]):
+                label[node] = best
+                changed = True
+        if not changed:
+            break
+    return label

@@ -15,8 +15,7 @@ from ..embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedd
 from ..index.chunking import ChunkStrategy, text_hash
 from ..index.db import Index
 from ..index.vectors import EmbeddingCache, embed_pending
-from ..associate.spread import SpreadSettings, spread_activation
-from ..retrieve.search import rank
+from ..recall import RecallPlan, run_recall
 from . import metrics as m
 from .datasets import Dataset, Query, load_dataset, spread
 
@@ -24,9 +23,18 @@ __all__ = ["GATE_CATCH_SHARE", "GATE_FP_SHARE", "MODES", "evaluate_path", "run_e
 
 Progress = Callable[[str, int, int], None]
 
-#: evaluation mode -> fusion; every mode but "keyword" needs an embedder
-MODES = {"keyword": Fusion.KEYWORD, "vector": Fusion.VECTOR, "hybrid": Fusion.HYBRID, "rrf": Fusion.RRF,
-         "spread": Fusion.HYBRID}  # spread = hybrid + one hop of spreading activation (associate/spread.py)
+#: evaluation mode -> the recall pipeline's stages (recall.py); every mode but "keyword" needs an
+#: embedder. keyword/vector/hybrid/rrf: relevance alone; spread: + spreading activation;
+#: scored: + importance x recency; full: + constellations (the product's default); divergent: + A5
+_RELEVANCE = {"spread": False, "score": False, "constellations": False}
+MODES = {
+    "keyword": RecallPlan(Fusion.KEYWORD, **_RELEVANCE), "vector": RecallPlan(Fusion.VECTOR, **_RELEVANCE),
+    "hybrid": RecallPlan(Fusion.HYBRID, **_RELEVANCE), "rrf": RecallPlan(Fusion.RRF, **_RELEVANCE),
+    "spread": RecallPlan(Fusion.HYBRID, spread=True, score=False, constellations=False),
+    "scored": RecallPlan(Fusion.HYBRID, spread=True, score=True, constellations=False),
+    "full": RecallPlan(Fusion.HYBRID), "divergent": RecallPlan(Fusion.HYBRID, divergent=True),
+    "keyword-full": RecallPlan(Fusion.KEYWORD),
+}
 #: seed 001 §8: build semantic recall only if >= 20% of queries show a keyword false negative
 #: that hybrid catches, with hybrid false positives < 10%
 GATE_CATCH_SHARE = 0.20
@@ -40,7 +48,7 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
              cache_path: str | Path | None = None, settings: RetrieveConfig | None = None,
              limit: int | None = None, progress: Progress | None = None,
              strategy: ChunkStrategy | str = ChunkStrategy.WHOLE, gate_k: int | None = None,
-             group_by: Sequence[str] | None = None) -> dict:
+             group_by: Sequence[str] | None = None, config: Config | None = None) -> dict:
     """Evaluate ``dataset``; returns plain, JSON-able data (see :func:`report.format_report`).
 
     ``embedder``: an :class:`Embedder`, a registered name, or None/"none" (keyword only:
@@ -49,7 +57,10 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
     text is embedded once ever. ``limit``: evaluate that many queries, spread over the set.
     ``gate_k``: the k of the gate's ranking view (default ``settings.k``).
     """
-    settings = settings or RetrieveConfig()
+    config = dataclasses.replace(config or Config())
+    if settings is not None:
+        config.retrieve = settings
+    settings = config.retrieve
     ks = sorted({int(k) for k in ks})
     gate_k = gate_k or settings.k
     notes: list[str] = []
@@ -57,7 +68,7 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
     modes = _usable_modes(modes, embedder, notes)
     queries = spread(dataset.queries, limit)
     group_by = list(group_by) if group_by is not None else _default_groups(queries, len(dataset.units))
-    run = _Run(dataset, modes, ks, gate_k, embedder, settings, ChunkStrategy(strategy), cache_path)
+    run = _Run(dataset, modes, ks, gate_k, embedder, config, ChunkStrategy(strategy), cache_path)
     records = run.execute(queries, progress)
     notes.append("ranking metrics use the full ranking (thresholds off); ties broken by raw cosine, "
                  "then raw BM25")
@@ -67,7 +78,9 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
         "dataset": dataset.summary() | {"evaluated": len(records)},
         "embedder": embedder.name if embedder else None,
         "modes": list(modes), "ks": ks, "ndcg_k": NDCG_K, "gate_k": gate_k,
-        "settings": dataclasses.asdict(settings) | {"chunking": ChunkStrategy(strategy).value},
+        "settings": dataclasses.asdict(settings) | {"chunking": ChunkStrategy(strategy).value,
+                                                     "associate": dataclasses.asdict(config.associate),
+                                                     "score": dataclasses.asdict(config.score)},
         "notes": notes,
         "overall": {mode: _aggregate(records, mode, ks) for mode in modes},
         "groups": {field: _grouped(records, modes, ks, field) for field in group_by},
@@ -97,10 +110,11 @@ def _usable_modes(modes: Sequence[str], embedder: Embedder | None, notes: list[s
     if unknown:
         raise ValueError(f"unknown mode(s) {unknown}; known: {', '.join(MODES)}")
     if embedder is None:
-        dropped = [mode for mode in modes if mode != "keyword"]
+        keyword_modes = ("keyword", "keyword-full")
+        dropped = [mode for mode in modes if mode not in keyword_modes]
         if dropped:
             notes.append(f"no embedder: mode(s) {', '.join(dropped)} skipped")
-        return ["keyword"]
+        return [mode for mode in modes if mode in keyword_modes] or ["keyword"]
     return list(dict.fromkeys(modes))
 
 
@@ -114,10 +128,10 @@ def _default_groups(queries: list[Query], n_scopes: int) -> list[str]:
 
 class _Run:
     def __init__(self, dataset: Dataset, modes: list[str], ks: list[int], gate_k: int,
-                 embedder: Embedder | None, settings: RetrieveConfig, strategy: ChunkStrategy,
+                 embedder: Embedder | None, config: Config, strategy: ChunkStrategy,
                  cache_path: str | Path | None):
         self.dataset, self.modes, self.ks, self.gate_k = dataset, modes, ks, gate_k
-        self.embedder, self.settings, self.strategy = embedder, settings, strategy
+        self.embedder, self.config, self.settings, self.strategy = embedder, config, config.retrieve, strategy
         self.cache = EmbeddingCache(cache_path) if cache_path and embedder else None
         self.depth = max([*ks, NDCG_K, gate_k])
         self.timing = {"index_s": 0.0, "embed_s": 0.0, "passages_embedded": 0, "query_embed_s": 0.0,
@@ -182,14 +196,12 @@ class _Run:
                   "also_ok": sorted(query.also_ok), "modes": {}}
         for mode in self.modes:
             started = time.perf_counter()
-            hits = rank(index, query.text, self.settings, embedder=self.embedder, fusion=MODES[mode],
-                        apply_threshold=False, query_vector=qvec)
-            if mode == "spread":
-                hits = spread_activation(hits, index.neighbours, SpreadSettings(min_score=self.settings.min_score))
+            outcome = run_recall(index, query.text, self.config, embedder=self.embedder, plan=MODES[mode],
+                                 query_vector=qvec)
             elapsed = time.perf_counter() - started
             self.timing["rank_s"] += elapsed
-            ranked = [uid_of[h.unit_id] for h in hits]
-            injected = [uid_of[h.unit_id] for h in hits if h.score >= self.settings.min_score][: self.settings.k]
+            ranked = [uid_of[h.unit_id] for h in outcome.ranking]
+            injected = [uid_of[h.unit_id] for h in outcome.selected]
             record["modes"][mode] = {
                 "ms": elapsed * 1000, "top": ranked[: self.depth], "injected": injected,
                 "injected_tokens": sum(tokens.get(uid, 0) for uid in injected),
@@ -316,8 +328,8 @@ def evaluate_path(path: str | Path, *, scope_field: str | None = None, modes: Se
     if cache_path is None and resolved is not None:
         cache_path = cache_home() / "eval" / "embeddings.sqlite"
     result = run_eval(
-        dataset, modes=modes, ks=ks, embedder=resolved, cache_path=cache_path,
-        settings=settings or (config.retrieve if config is not None else None),
+        dataset, modes=modes, ks=ks, embedder=resolved, cache_path=cache_path, config=config,
+        settings=settings,
         progress=progress, gate_k=gate_k, group_by=group_by,
         strategy=config.embed.long_notes if config is not None else ChunkStrategy.WHOLE)
     result["notes"] = notes + result["notes"]

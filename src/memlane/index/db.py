@@ -21,7 +21,7 @@ log = logging.getLogger("memlane.index")
 BUSY_TIMEOUT_MS = 5000
 #: bump when what is derived from the units (graph, hubs, constellations) is computed differently:
 #: every index then rebuilds it on its next sync
-GRAPH_VERSION = "3"
+GRAPH_VERSION = "4"
 SYNC_BATCH = 500
 
 
@@ -264,19 +264,24 @@ class Index:
         self.conn.executemany("INSERT INTO edges(src, dst, kind) VALUES (?,?,?)",
                               [(e.src, e.dst, e.kind) for e in graph.edges])
         self.conn.executemany("INSERT INTO missing_links(src, target, kind) VALUES (?,?,?)", graph.missing)
-        self._store_structure([u["id"] for u in units], [(e.src, e.dst) for e in graph.edges if e.kind != "supersedes"])
+        self._store_structure([u["id"] for u in units],
+                              [(e.src, e.dst) for e in graph.edges if e.kind not in ("supersedes", "index")],
+                              [(e.src, e.dst) for e in graph.edges])
         self._set_meta("graph", GRAPH_VERSION)
 
-    def _store_structure(self, nodes: list[int], edges: list[tuple[int, int]]) -> None:
-        from ..associate.structure import constellations, in_degree, pagerank
+    def _store_structure(self, nodes: list[int], links: list[tuple[int, int]],
+                         all_edges: list[tuple[int, int]]) -> None:
+        """Hubs and constellations from the links notes wrote; clusters from every edge."""
+        from ..associate.structure import clusters, constellations, in_degree, pagerank
 
-        degree, ranks = in_degree(nodes, edges), pagerank(nodes, edges)
+        degree, ranks = in_degree(nodes, links), pagerank(nodes, links)
+        community = clusters(nodes, all_edges)
         self.conn.execute("DELETE FROM graph_nodes")
         self.conn.execute("DELETE FROM constellations")
-        self.conn.executemany("INSERT INTO graph_nodes(unit, in_degree, pagerank) VALUES (?,?,?)",
-                              [(n, degree[n], ranks[n]) for n in nodes])
+        self.conn.executemany("INSERT INTO graph_nodes(unit, in_degree, pagerank, cluster) VALUES (?,?,?,?)",
+                              [(n, degree[n], ranks[n], community[n]) for n in nodes])
         self.conn.executemany("INSERT INTO constellations(id, unit) VALUES (?,?)",
-                              [(cid, unit) for cid, members in enumerate(constellations(edges), start=1)
+                              [(cid, unit) for cid, members in enumerate(constellations(links, min_size=2), start=1)
                                for unit in members])
 
     def _cached(self, key: str, load: Callable[[], object]):
@@ -299,13 +304,59 @@ class Index:
             self.conn.execute("SELECT id, scope, meta FROM units WHERE keywords != ''")])
 
     def _load_superseded(self) -> dict[int, str]:
-        out = {dst: name for dst, name in self.conn.execute(
-            "SELECT e.dst, u.name FROM edges e JOIN units u ON u.id = e.src WHERE e.kind = 'supersedes'")}
+        """A ``supersedes`` loop (a replaces b, b replaces a) says nothing about which is current:
+        notes on a loop are not demoted (``supersedes_loops`` lists them for doctor)."""
+        pairs = self.conn.execute(
+            "SELECT e.src, e.dst, u.name FROM edges e JOIN units u ON u.id = e.src WHERE e.kind = 'supersedes'").fetchall()
+        looped = _on_cycles([(src, dst) for src, dst, _ in pairs])
+        out = {dst: name for src, dst, name in pairs if dst not in looped}
         for unit_id, meta in self.conn.execute("SELECT id, meta FROM units WHERE meta LIKE '%superseded_by%'"):
             by = json.loads(meta or "{}").get("superseded_by") or []
             if by and unit_id not in out:
                 out[unit_id] = ", ".join(by)
         return out
+
+    def supersedes_loops(self) -> list[int]:
+        pairs = self.conn.execute("SELECT src, dst FROM edges WHERE kind = 'supersedes'").fetchall()
+        return sorted(_on_cycles(pairs))
+
+    def node_count(self) -> int:
+        return self._cached("node_count", lambda: self.conn.execute("SELECT count(*) FROM graph_nodes").fetchone()[0])
+
+    def node_info(self, unit_ids: Iterable[int]) -> dict[int, tuple[int, float, int]]:
+        """unit -> (in-degree, PageRank, cluster) for the given units."""
+        ids = list(unit_ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {u: (d, r, c) for u, d, r, c in self.conn.execute(
+            f"SELECT unit, in_degree, pagerank, cluster FROM graph_nodes WHERE unit IN ({marks})", ids)}
+
+    def constellations_of(self, unit_ids: Iterable[int]) -> list[list[int]]:
+        """Every constellation (clique of mutual links) with a member among ``unit_ids``."""
+        ids = list(unit_ids)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        groups: dict[int, list[int]] = {}
+        for cid, unit in self.conn.execute(
+                f"SELECT id, unit FROM constellations WHERE id IN (SELECT id FROM constellations WHERE unit IN ({marks}))"
+                " ORDER BY id, unit", ids):
+            groups.setdefault(cid, []).append(unit)
+        return list(groups.values())
+
+    def adjacency(self) -> dict[int, list[tuple[int, str]]]:
+        """The whole graph, undirected: unit -> [(neighbour, edge kind)] (for divergent recall)."""
+        def load():
+            adjacent: dict[int, list[tuple[int, str]]] = {}
+            for src, dst, kind in self.conn.execute("SELECT src, dst, kind FROM edges"):
+                adjacent.setdefault(src, []).append((dst, kind))
+                adjacent.setdefault(dst, []).append((src, kind))
+            return adjacent
+        return self._cached("adjacency", load)
+
+    def clusters(self) -> dict[int, int]:
+        return self._cached("clusters", lambda: dict(self.conn.execute("SELECT unit, cluster FROM graph_nodes")))
 
     def hubs(self, limit: int = 5) -> list[tuple[int, int, float]]:
         """(unit, in-degree, PageRank) of the most linked-to units."""
@@ -440,3 +491,22 @@ class Index:
             "chunks": c.execute("SELECT count(*) FROM chunks").fetchone()[0],
             "embeddings": c.execute("SELECT count(*) FROM embeddings").fetchone()[0],
         }
+
+
+def _on_cycles(pairs: list[tuple[int, int]]) -> set[int]:
+    """Nodes that lie on a directed cycle of ``pairs`` (supersedes chains are short)."""
+    forward: dict[int, set[int]] = {}
+    for src, dst in pairs:
+        forward.setdefault(src, set()).add(dst)
+    on_cycle: set[int] = set()
+    for start in forward:
+        stack, seen = list(forward[start]), set()
+        while stack:
+            node = stack.pop()
+            if node == start:
+                on_cycle.add(start)
+                break
+            if node not in seen:
+                seen.add(node)
+                stack.extend(forward.get(node, ()))
+    return on_cycle

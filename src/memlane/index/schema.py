@@ -86,6 +86,22 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (id, unit)
     );
     """,
+    # 5: usage and lifecycle state per note (lifecycle/), kept by the note's stable id so it
+    #    survives re-indexing; communities of the link graph for divergent recall (A5)
+    """
+    CREATE TABLE usage (
+        uid TEXT PRIMARY KEY,
+        first_seen REAL NOT NULL,
+        refs INTEGER NOT NULL DEFAULT 0,
+        last_ref REAL,
+        recent TEXT NOT NULL DEFAULT '[]',
+        stability REAL NOT NULL DEFAULT 1.0,
+        state TEXT NOT NULL DEFAULT 'active',
+        state_since REAL NOT NULL,
+        reason TEXT NOT NULL DEFAULT ''
+    );
+    ALTER TABLE graph_nodes ADD COLUMN cluster INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

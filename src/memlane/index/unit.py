@@ -62,6 +62,7 @@ def unit_from_note(note: Note) -> Unit:
         "kind": note.kind,
         "links": [[link.target, link.kind] for link in note.links],
         "index_hook": note.index_hook,
+        "index_section": note.index_section,
         "problems": note.problems,
         "mtime": note.mtime,
     }
@@ -77,6 +78,6 @@ def unit_from_note(note: Note) -> Unit:
         type=note.type,
         meta=meta,
         content_hash=note.content_hash + ":" + hashlib.sha256(
-            json.dumps([note.title, note.index_hook, note.scope], ensure_ascii=False).encode()
+            json.dumps([note.title, note.index_hook, note.index_section, note.scope], ensure_ascii=False).encode()
         ).hexdigest()[:16],
     )

@@ -24,6 +24,12 @@ class Hit:
     matched: dict[str, list[str]] | None = None  # field -> query terms found there
     activation: float = 0.0  # received by spreading activation (associate/spread.py)
     path: list[str] = field(default_factory=list)  # "seed" and/or "via [[a]] ..." (A6)
+    relevance: float = 0.0  # text relevance plus activation, before importance and recency
+    importance: float = 1.0  # L1 (hubs, the note's own importance:)
+    recency: float = 1.0  # L1 (ACT-R base level)
+    base_level: float | None = None
+    companion_of: str | None = None  # recalled with this constellation member (A3)
+    remote: bool = False  # a divergent-mode remote associate (A5)
 
 
 def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,

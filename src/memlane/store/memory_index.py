@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 INDEX_FILE = "MEMORY.md"
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _LINE = re.compile(r"^\s*[-*]\s*\[(?P<title>[^\]]+)\]\((?P<file>[^)\s]+)\)\s*(?:[—–:-]+\s*)?(?P<hook>.*)$")
 
 
@@ -15,13 +16,21 @@ class IndexLine:
     file: str  # relative to the folder holding MEMORY.md
     hook: str
     line_no: int
+    section: str = ""  # the ``#`` heading the line sits under ("" before any heading)
 
 
 def parse_memory_index(text: str) -> list[IndexLine]:
-    """The pointer lines of a ``MEMORY.md``; headings, prose and blank lines are ignored."""
+    """The pointer lines of a ``MEMORY.md``, each with the heading it sits under; prose and
+    blank lines are ignored."""
     lines = []
+    section = ""
     for number, line in enumerate(text.splitlines(), start=1):
+        heading = _HEADING.match(line)
+        if heading:
+            section = heading.group(1).strip()
+            continue
         m = _LINE.match(line)
         if m:
-            lines.append(IndexLine(m.group("title").strip(), m.group("file").strip(), m.group("hook").strip(), number))
+            lines.append(IndexLine(m.group("title").strip(), m.group("file").strip(), m.group("hook").strip(),
+                                   number, section))
     return lines

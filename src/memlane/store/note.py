@@ -36,6 +36,7 @@ class Note:
     links: list[Link] = field(default_factory=list)
     title: str | None = None  # from the MEMORY.md line, if any
     index_hook: str | None = None
+    index_section: str | None = None  # the MEMORY.md heading the note is listed under
     content_hash: str = ""
     mtime: float = 0.0
     problems: list[str] = field(default_factory=list)

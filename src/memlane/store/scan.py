@@ -174,4 +174,4 @@ def _attach_index_lines(scan: FolderScan) -> None:
     for line in scan.index_lines:
         note = by_rel.get(line.file.removeprefix("./"))
         if note is not None:
-            note.title, note.index_hook = line.title, line.hook
+            note.title, note.index_hook, note.index_section = line.title, line.hook, line.section

@@ -1,0 +1,245 @@
+"""Usage: the hit-log folded into the index, feeding recency (L1) and decay (L3).
+
+The hit-log is append-only and cheap to write; reading it whole on every recall would not
+be. So the index remembers how far it has read each log file (by inode, which survives
+rotation) and folds only new, complete lines into one ``usage`` row per note: reference
+count, last use, the last few use times (ACT-R), stability and lifecycle state.
+
+A note recalled again and again in one session counts once (the session's first use):
+without that, a hook that recalls the same note on every prompt would make it immortal —
+the feedback loop seed 001 §8 asks about. Without a session id, uses within an hour count once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass
+
+from ..config import LifecycleConfig
+from ..index.db import Index
+from .activation import DAY, base_level, recency_factor
+from .decay import Verdict, judge, potentiate
+from .hitlog import HitLog
+
+log = logging.getLogger("memlane.lifecycle")
+
+KEEP_RECENT = 16  # use times kept per note for ACT-R; older ones are approximated
+MASSED_SECONDS = 3600.0  # without a session id, uses closer than this count once
+OFFSETS_KEY = "hitlog_offsets"
+
+
+@dataclass(frozen=True)
+class Transition:
+    uid: str
+    name: str
+    path: str
+    old: str
+    new: str
+    reason: str
+    idle_days: float
+    stability: float
+    refs: int
+
+
+class Usage:
+    def __init__(self, index: Index, hit_log: HitLog | None, config: LifecycleConfig):
+        self.index, self.hit_log, self.config = index, hit_log, config
+
+    # -- reading the hit-log ----------------------------------------------------------
+    def consume(self) -> int:
+        """Fold the hit-log lines not read yet into ``usage``; returns the references added.
+        Torn or corrupt lines are skipped; a missing log is simply nothing new."""
+        if self.hit_log is None:
+            return 0
+        offsets = json.loads(self.index.get_meta(OFFSETS_KEY) or "{}")
+        fresh_offsets, records = {}, []
+        for path in self.hit_log.files():
+            try:
+                with open(path, "rb") as handle:
+                    st = os.fstat(handle.fileno())
+                    key = f"{st.st_dev}:{st.st_ino}"
+                    start = offsets.get(key, 0)
+                    if start > st.st_size:
+                        start = 0  # the file was truncated or replaced
+                    handle.seek(start)
+                    data = handle.read()
+            except OSError as exc:
+                log.warning("hit-log %s unreadable (%s); skipped", path, exc)
+                continue
+            whole = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+            for raw in data[:whole].splitlines():
+                try:
+                    record = json.loads(raw)
+                except (ValueError, UnicodeDecodeError):
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("unit"), str) \
+                        and isinstance(record.get("t"), (int, float)):
+                    records.append(record)
+            fresh_offsets[key] = start + whole
+        if fresh_offsets == offsets:
+            return 0
+        conn = self.index.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            added = self._fold(sorted(records, key=lambda r: r["t"]))
+            self.index.set_meta(OFFSETS_KEY, json.dumps(fresh_offsets))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return added
+
+    def _fold(self, records: list[dict]) -> int:
+        conn = self.index.conn
+        by_uid: dict[str, list[dict]] = {}
+        for record in records:
+            by_uid.setdefault(record["unit"], []).append(record)
+        added = 0
+        for uid, uses in by_uid.items():
+            row = conn.execute("SELECT refs, last_ref, recent, stability FROM usage WHERE uid = ?", (uid,)).fetchone()
+            if row is None:
+                first = uses[0]["t"]
+                conn.execute("INSERT INTO usage(uid, first_seen, state_since) VALUES (?, ?, ?)", (uid, first, first))
+                refs, last_ref, recent, stability = 0, None, [], 1.0
+            else:
+                refs, last_ref, recent, stability = row[0], row[1], json.loads(row[2] or "[]"), row[3]
+            last_session = recent[-1][1] if recent else None
+            for use in uses:
+                t, session = float(use["t"]), use.get("session")
+                if last_ref is not None:
+                    if session and session == last_session:
+                        continue  # the same session: counted once
+                    if not session and t - last_ref < MASSED_SECONDS:
+                        continue
+                    stability = potentiate(stability, t - last_ref, gain=self.config.spacing_gain,
+                                           spacing_days=self.config.spacing_days)
+                refs, last_ref, last_session = refs + 1, t, session
+                recent = (recent + [[t, session]])[-KEEP_RECENT:]
+                added += 1
+            conn.execute("UPDATE usage SET refs = ?, last_ref = ?, recent = ?, stability = ? WHERE uid = ?",
+                         (refs, last_ref, json.dumps(recent), stability, uid))
+        return added
+
+    # -- lifecycle --------------------------------------------------------------------
+    def evaluate(self, now: float | None = None) -> list[Transition]:
+        """Every note whose state should change now, and why (nothing is written)."""
+        now = time.time() if now is None else now
+        out = []
+        for uid, name, path, meta_status, mtime, first_seen, last_ref, stability, state, refs in self._rows():
+            first_seen = now if first_seen is None else first_seen
+            last_use = max(first_seen, last_ref or 0.0, mtime or 0.0)
+            verdict: Verdict = judge(now=now, last_use=last_use, stability=stability or 1.0,
+                                     dormant_days=self.config.dormant_days, archive_days=self.config.archive_days,
+                                     declared=meta_status)
+            current = state or "active"
+            if verdict.state != current:
+                out.append(Transition(uid, name, path, current, verdict.state, verdict.reason,
+                                      round(verdict.idle_days, 1), round(verdict.stability, 2), refs or 0))
+        return out
+
+    def apply(self, transitions: list[Transition], now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        conn = self.index.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._ensure_rows(now)
+            conn.executemany("UPDATE usage SET state = ?, state_since = ?, reason = ? WHERE uid = ?",
+                             [(t.new, now, t.reason, t.uid) for t in transitions])
+            self.index.set_meta("lifecycle_at", str(now))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def maintain(self, *, every_seconds: float = 3600.0, now: float | None = None) -> list[Transition]:
+        """What a recall runs: fold new hit-log lines; at most every ``every_seconds``, move
+        notes between states ("Mechanical > Aspirational": nobody has to remember to)."""
+        now = time.time() if now is None else now
+        self.consume()
+        last = float(self.index.get_meta("lifecycle_at") or 0)
+        if now - last < every_seconds:
+            return []
+        transitions = self.evaluate(now)
+        self.apply(transitions, now)
+        return transitions
+
+    def restore(self, uids: list[str], now: float | None = None) -> None:
+        """Archived or dormant notes that were just used come back at once (L3)."""
+        if not uids:
+            return
+        now = time.time() if now is None else now
+        conn = self.index.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._ensure_rows(now)
+            conn.executemany("UPDATE usage SET state = 'active', state_since = ?, reason = 'used again' "
+                             "WHERE uid = ? AND state != 'active'", [(now, uid) for uid in uids])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _ensure_rows(self, now: float) -> None:
+        self.index.conn.execute("INSERT OR IGNORE INTO usage(uid, first_seen, state_since) "
+                                "SELECT uid, ?, ? FROM units", (now, now))
+
+    def _rows(self):
+        return self.index.conn.execute(
+            "SELECT u.uid, u.name, u.path, json_extract(u.meta, '$.status'), json_extract(u.meta, '$.mtime'),"
+            " g.first_seen, g.last_ref, g.stability, g.state, g.refs FROM units u LEFT JOIN usage g ON g.uid = u.uid"
+            " ORDER BY u.id").fetchall()
+
+    # -- what recall reads --------------------------------------------------------------
+    def states(self, unit_ids: list[int]) -> dict[int, str]:
+        """Lifecycle state of the given units (those not active)."""
+        return _states(self.index, unit_ids)
+
+
+def _states(index: Index, unit_ids: list[int]) -> dict[int, str]:
+    if not unit_ids:
+        return {}
+    marks = ",".join("?" * len(unit_ids))
+    return dict(index.conn.execute(
+        f"SELECT u.id, g.state FROM units u JOIN usage g ON g.uid = u.uid WHERE u.id IN ({marks})"
+        " AND g.state != 'active'", list(unit_ids)).fetchall())
+
+
+def unit_states(index: Index, unit_ids: list[int]) -> dict[int, str]:
+    """Units among ``unit_ids`` that are dormant or archived, by the lifecycle or by their
+    own frontmatter ``status:``."""
+    states = _states(index, unit_ids)
+    if unit_ids:
+        marks = ",".join("?" * len(unit_ids))
+        for uid, status in index.conn.execute(
+                f"SELECT id, json_extract(meta, '$.status') FROM units WHERE id IN ({marks})"
+                " AND json_extract(meta, '$.status') IN ('dormant', 'archived')", list(unit_ids)):
+            states[uid] = status
+    return states
+
+
+def recency(index: Index, unit_ids: list[int], *, weight: float, d: float = 0.5,
+            now: float | None = None) -> dict[int, tuple[float, float | None, int]]:
+    """unit -> (recency factor, base-level activation B, references) from its uses and its
+    last edit. Units with no known use get (1.0, None, 0)."""
+    now = time.time() if now is None else now
+    if not unit_ids:
+        return {}
+    marks = ",".join("?" * len(unit_ids))
+    out = {}
+    for unit_id, mtime, recent, refs, last_ref in index.conn.execute(
+            f"SELECT u.id, json_extract(u.meta, '$.mtime'), g.recent, g.refs, g.last_ref FROM units u"
+            f" LEFT JOIN usage g ON g.uid = u.uid WHERE u.id IN ({marks})", list(unit_ids)):
+        uses = [float(t) for t, _ in json.loads(recent or "[]")]
+        ages = [(now - t) / DAY for t in uses]
+        if mtime:
+            ages.append((now - float(mtime)) / DAY)
+        older = max(0, (refs or 0) - len(uses))
+        oldest = None
+        if older and uses:
+            oldest = (now - min(uses)) / DAY * 2  # unknown: assume as far back again
+        b = base_level(ages, d=d, older=older, oldest_days=oldest)
+        out[unit_id] = (recency_factor(b, weight), b, refs or 0)
+    return out

@@ -1,0 +1,216 @@
+"""The recall pipeline: what one prompt brings back, stage by stage.
+
+1. **relevance** (retrieve/): both legs, fused, for every candidate — thresholds come later,
+   because a below-threshold note may still be admitted by association;
+2. superseded notes ×0.1, before anything can spread from them (L1);
+3. **association** (associate/spread.py): one hop of spreading activation from the seeds (A2);
+4. **score** (L1): relevance × importance (hubs A4, the note's ``importance:``) × recency
+   (ACT-R base level from the hit-log and the last edit);
+5. **select**: archived notes out (unless deep), the relevance threshold (R3), best ``k``;
+6. **constellations** (A3): a selected member brings its whole constellation;
+7. **divergent** (A5, opt-in): remote associates from other clusters.
+
+``Memory.recall`` and the evaluation harness both run this, so the benchmarks measure the
+product. Each stage can be switched off (``RecallPlan``) for ablations.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from .associate.divergent import remote_associates
+from .associate.spread import SpreadSettings, spread_activation
+from .config import Config, Fusion
+from .embed.base import Embedder
+from .index.db import Index
+from .index.text import query_terms
+from .lifecycle.usage import recency, unit_states
+from .retrieve.search import Hit, order_hits, rank
+
+#: PageRank this many times the average counts as fully central (A4)
+HUB_SATURATION = 4.0
+
+
+@dataclass
+class RecallPlan:
+    fusion: Fusion | str | None = None
+    spread: bool = True
+    score: bool = True
+    constellations: bool = True
+    divergent: bool = False
+    include_archived: bool = False
+    k: int | None = None
+
+
+@dataclass
+class RecallOutcome:
+    selected: list[Hit]  # what is recalled, in order (constellation companions and remote associates included)
+    ranking: list[Hit] = field(default_factory=list)  # every candidate, best first (for evaluation)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder | None, plan: RecallPlan,
+               query_vector=None, exclude: frozenset[int] = frozenset(), now: float | None = None) -> RecallOutcome:
+    rc, ac, sc = config.retrieve, config.associate, config.score
+    k = plan.k or rc.k
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    if not query_terms(prompt):
+        return RecallOutcome([], [], timings)  # "thanks!": no content word, nothing to recall (R3)
+    hits = rank(index, prompt, rc, embedder=embedder, fusion=plan.fusion, apply_threshold=False,
+                query_vector=query_vector, exclude=exclude)
+    timings["relevance"] = _ms(started)
+    if not hits:
+        return RecallOutcome([], [], timings)
+
+    started = time.perf_counter()
+    _demote_superseded(index, hits, sc.superseded_factor)
+    names = None
+    if plan.spread and ac.spread:
+        names = _names(index, hits)
+        hits = spread_activation(hits, index.neighbours, SpreadSettings(
+            decay=ac.decay, fan=ac.fan, blend=ac.blend, min_score=rc.min_score, margin=ac.margin,
+            boost_seeds=ac.boost_seeds, admit=ac.admit, admit_vector=ac.admit_vector), names)
+    for hit in hits:
+        hit.relevance = hit.score
+    if plan.score:
+        _score(index, hits, config, now)
+    hits = order_hits(hits)
+    timings["associate_score"] = _ms(started)
+
+    started = time.perf_counter()
+    states = unit_states(index, [h.unit_id for h in hits if h.relevance >= rc.min_score or h.remote])
+    eligible = [h for h in hits if plan.include_archived or states.get(h.unit_id) != "archived"]
+    selected = [h for h in eligible if h.relevance >= rc.min_score][:k]
+    if plan.constellations and ac.constellations and selected:
+        selected = _with_constellations(index, selected, {h.unit_id: h for h in eligible}, config,
+                                        names if names is not None else _names(index, hits))
+    if plan.divergent:
+        selected += _remote(index, hits, selected, config, states, plan.include_archived)
+    timings["select"] = _ms(started)
+    chosen = {h.unit_id for h in selected}
+    return RecallOutcome(selected, selected + [h for h in hits if h.unit_id not in chosen], timings)
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _names(index: Index, hits: list[Hit]) -> dict[int, str]:
+    return _names_of(index, [h.unit_id for h in hits])
+
+
+def _demote_superseded(index: Index, hits: list[Hit], factor: float) -> None:
+    """L1: a superseded note scores ×factor — kept (never dropped), but it yields to its
+    replacement and does not seed spreading."""
+    superseded = index.superseded()
+    if not superseded:
+        return
+    for hit in hits:
+        by = superseded.get(hit.unit_id)
+        if by is not None:
+            hit.score *= factor
+            hit.legs.notes.append(f"superseded by {by}: score x{factor}")
+
+
+def _score(index: Index, hits: list[Hit], config: Config, now: float | None) -> None:
+    """final = relevance × importance × recency (Generative Agents; PRODUCT.md L1)."""
+    sc = config.score
+    ids = [h.unit_id for h in hits]
+    nodes = index.node_info(ids) if sc.hub_weight else {}
+    total = max(1, index.node_count())
+    declared = _declared_importance(index, ids) if sc.importance_weight else {}
+    ages = recency(index, ids, weight=sc.recency_weight, d=config.lifecycle.base_decay, now=now) \
+        if sc.recency_weight else {}
+    for hit in hits:
+        importance = 1.0
+        node = nodes.get(hit.unit_id)
+        if node is not None and node[1] > 0:
+            centrality = min(1.0, max(0.0, math.log(node[1] * total) / math.log(HUB_SATURATION)))
+            importance += sc.hub_weight * centrality
+        own = declared.get(hit.unit_id)
+        if own is not None:
+            importance += sc.importance_weight * (2 * min(1.0, max(0.0, own)) - 1)
+        factor, b, _refs = ages.get(hit.unit_id, (1.0, None, 0))
+        hit.importance, hit.recency, hit.base_level = importance, factor, b
+        hit.score = hit.relevance * importance * factor
+
+
+def _declared_importance(index: Index, ids: list[int]) -> dict[int, float]:
+    marks = ",".join("?" * len(ids))
+    return {u: float(v) for u, v in index.conn.execute(
+        f"SELECT id, json_extract(meta, '$.importance') FROM units WHERE id IN ({marks})"
+        " AND json_extract(meta, '$.importance') IS NOT NULL", ids)}
+
+
+def _with_constellations(index: Index, selected: list[Hit], eligible: dict[int, Hit], config: Config,
+                         names: dict[int, str]) -> list[Hit]:
+    """A3: each selected member brings the rest of its constellation, right after it,
+    bypassing the per-member relevance gate (the set is load-bearing as a whole)."""
+    ac = config.associate
+    groups = [g for g in index.constellations_of([h.unit_id for h in selected])
+              if ac.constellation_min <= len(g) <= ac.constellation_max]
+    if not groups:
+        return selected
+    out, placed = [], {h.unit_id for h in selected}
+    names = names | _names_of(index, {u for g in groups for u in g if u not in names})
+    for hit in selected:
+        out.append(hit)
+        for group in groups:
+            if hit.unit_id not in group:
+                continue
+            for member in group:
+                if member in placed:
+                    continue
+                companion = eligible.get(member)
+                if companion is None:
+                    continue  # archived, or not a candidate at all (another scope's exclusion)
+                placed.add(member)
+                companion.companion_of = names.get(hit.unit_id, str(hit.unit_id))
+                companion.path = companion.path + [f"constellation with [[{companion.companion_of}]]"]
+                out.append(companion)
+    return out
+
+
+def _remote(index: Index, hits: list[Hit], selected: list[Hit], config: Config, states: dict[int, str],
+            include_archived: bool) -> list[Hit]:
+    """A5: remote associates from clusters the convergent selection does not touch."""
+    ac = config.associate
+    by_id = {h.unit_id: h for h in hits}
+    clusters = index.clusters()
+    candidates = remote_associates(index.adjacency(), {h.unit_id: h.relevance for h in hits},
+                                   [h.unit_id for h in selected], clusters, min_score=ac.divergent_min_score,
+                                   damping=ac.divergent_damping, limit=ac.divergent_remote * 2)
+    found = [c for c in candidates if include_archived or states.get(c[0]) != "archived"][: ac.divergent_remote]
+    wanted = {n for node, _, path in found for n, _ in path} | {clusters.get(node, node) for node, _, _ in found}
+    names = _names_of(index, wanted)
+    out = []
+    for node, score, path in found:
+        hit = by_id.get(node) or Hit(node, 0.0, _empty_legs())
+        hit.remote, hit.score = True, score
+        cluster = names.get(clusters.get(node, node), "?")
+        if len(path) > 1:
+            chain = " → ".join(f"[[{names.get(n, n)}]]" for n, _ in path[:-1])
+            hops = len(path) - 1
+            how = f"via {chain} → here ({hops} hop{'s' if hops > 1 else ''}; walk score {score:.3f})"
+        else:
+            how = f"no link path; relevance {hit.relevance:.3f} (the flatter divergent threshold)"
+        hit.path = [f"remote, from the cluster of [[{cluster}]]: {how}"]
+        out.append(hit)
+    return out
+
+
+def _names_of(index: Index, ids) -> dict[int, str]:
+    ids = list(ids)
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return dict(index.conn.execute(f"SELECT id, name FROM units WHERE id IN ({marks})", ids).fetchall())
+
+
+def _empty_legs():
+    from .retrieve.fusion import Legs
+
+    return Legs()
