@@ -141,8 +141,8 @@ class NoteGenerator:
             else:
                 lines.append(" ".join(self.sentence(6, 24) for _ in range(rng.randint(1, 4))))
             lines.append("")
-        if names and rng.random() < 0.3:
-            lines.append(f"See [[{rng.choice(names)}]].")
+        if names and rng.random() < 0.6:  # about one link per note, as in real stores (xray: 20 for 19 notes)
+            lines.append("See " + ", ".join(f"[[{rng.choice(names)}]]" for _ in range(rng.randint(1, 3))) + ".")
         return name, "\n".join(lines).rstrip() + "\n"
 
     def query(self) -> str:
@@ -223,6 +223,32 @@ def _latency(index, queries, settings, *, embedder, fusion, qvecs=None) -> dict:
     return latency_summary(times)
 
 
+def _pipeline(index, queries, config, *, embedder, fusion, qvecs=None) -> dict:
+    """The whole recall pipeline (recall.py) against relevance alone, on the same index: what
+    the graph and scoring stages add per recall (issue 3 target: <= 5 ms warm at 10k)."""
+    from memlane.eval.metrics import latency_summary
+    from memlane.recall import RecallPlan, run_recall
+
+    plans = {"relevance": RecallPlan(fusion, spread=False, score=False, constellations=False),
+             "full": RecallPlan(fusion)}
+    out = {}
+    for name, plan in plans.items():
+        for i, q in enumerate(queries[:10]):
+            run_recall(index, q, config, embedder=embedder, plan=plan, query_vector=None if qvecs is None else qvecs[i])
+        totals, stages = [], {}
+        for i, q in enumerate(queries):
+            started = time.perf_counter()
+            outcome = run_recall(index, q, config, embedder=embedder, plan=plan,
+                                 query_vector=None if qvecs is None else qvecs[i])
+            totals.append((time.perf_counter() - started) * 1000)
+            for stage, ms in outcome.timings_ms.items():
+                stages.setdefault(stage, []).append(ms)
+        out[name] = {"total": latency_summary(totals),
+                     "stages_p50": {k: round(statistics.median(v), 2) for k, v in stages.items()}}
+    out["added_p50_ms"] = round(out["full"]["total"]["p50"] - out["relevance"]["total"]["p50"], 2)
+    return out
+
+
 def child_size(args) -> dict:
     from memlane import Memory
     from memlane.config import Fusion, RetrieveConfig
@@ -260,6 +286,8 @@ def child_size(args) -> dict:
                             "noop_refresh_s": round(noop_s, 3), "one_changed_refresh_s": round(one_changed_s, 3),
                             "index_mb": round(kw_index.stat().st_size / 1e6, 1)}
     out["keyword_rank_ms"] = _latency(memory.index, queries, settings, embedder=None, fusion=Fusion.KEYWORD)
+    out["keyword_pipeline"] = _pipeline(memory.index, queries, memory.config, embedder=None, fusion=Fusion.KEYWORD)
+    out["edges"] = memory.index.conn.execute("SELECT count(*) FROM edges").fetchone()[0]
 
     if args.embedder != "none":
         spec = json.loads(args.embedder_spec)
@@ -274,6 +302,8 @@ def child_size(args) -> dict:
         qvecs = fill.embed_batch(queries, is_query=True)
         out["hybrid_rank_ms"] = _latency(memory.index, queries, settings, embedder=fill, fusion=Fusion.HYBRID,
                                          qvecs=qvecs)
+        out["hybrid_pipeline"] = _pipeline(memory.index, queries, memory.config, embedder=fill,
+                                           fusion=Fusion.HYBRID, qvecs=qvecs)
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return out
 
@@ -394,6 +424,16 @@ def print_report(data: dict) -> None:
                     f"{hy['p50']:.2f}" if hy else "-", f"{hy['p95']:.2f}" if hy else "-", kb["index_mb"],
                     s["peak_rss_mb"]], widths))
     print("* extrapolated: keyword build rate combined with the real embedder's passage rate on the sample")
+    print("\nthe recall pipeline (recall.py) warm, p50 ms: relevance alone vs + spreading, scoring,"
+          " constellations; 'added' = what the graph and scoring stages cost per recall")
+    for s in data["sizes"]:
+        for leg in ("keyword_pipeline", "hybrid_pipeline"):
+            p = s.get(leg)
+            if p:
+                stages = ", ".join(f"{k} {v}" for k, v in p["full"]["stages_p50"].items())
+                print(f"  {s['size']:>7} {leg.split('_')[0]:8s} relevance {p['relevance']['total']['p50']:.2f}  "
+                      f"full {p['full']['total']['p50']:.2f} (p95 {p['full']['total']['p95']:.2f})  "
+                      f"added {p['added_p50_ms']:.2f}   [{stages}]")
     print("† random unit vectors under the real model's name (search cost only), vector floor off; add the "
           "query embedding time above for a real hybrid recall")
     base = data["python_pass"]

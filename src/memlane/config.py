@@ -90,13 +90,13 @@ class AssociateConfig:
     by measurement (README "Associative recall")."""
 
     spread: bool = True  # one hop of spreading activation from the seeds (A2)
-    decay: float = 0.5  # activation kept per hop
-    fan: float = 0.5  # fan effect: a node with n links sends each 1/n**fan of its activation
+    decay: float = 0.7  # activation kept per hop
+    fan: float = 1.0  # fan effect: a node with n links sends each 1/n**fan of its activation
     blend: float = 1.0  # final relevance = text relevance + blend * activation
     boost_seeds: bool = True  # seeds gain from each other's activation too (else only neighbours below the threshold)
     margin: float = 0.05  # an associate stays this far below the seed that activated it
-    admit: float = 0.5  # a neighbour is plausible if its own score >= admit * min_score (or it passed the vector floor)
-    admit_vector: bool = True  # passing the vector leg's own threshold also makes a neighbour plausible
+    admit: float = 0.5  # keyword-only: a neighbour is plausible if its own score >= admit * min_score
+    admit_vector: float = 0.15  # with vectors: ... if its calibrated cosine >= this
     constellations: bool = True  # recall a constellation atomically (A3)
     constellation_min: int = 3  # smallest set of mutually linked notes that counts
     constellation_max: int = 8  # larger cliques are dense clusters, not constellations
@@ -110,7 +110,7 @@ class ScoreConfig:
     """L1: final = relevance x importance x recency (Generative Agents)."""
 
     hub_weight: float = 0.1  # importance gained by the most central notes (A4)
-    importance_weight: float = 0.1  # effect of a note's own ``importance:`` (0-1; 0.5 neutral)
+    importance_weight: float = 0.05  # effect of a note's own ``importance:`` (0-1; 0.5 neutral)
     recency_weight: float = 0.2  # how far a long-unused note falls behind (ACT-R base level)
     superseded_factor: float = 0.1
 
@@ -293,15 +293,15 @@ body = 1.0
 
 [associate]
 spread = true             # linked notes that are plausibly relevant join the seeds (A2)
-decay = 0.5
-fan = 0.5                 # a note with many links spreads less to each
+decay = 0.7
+fan = 1.0                 # a note with n links sends 1/n of its activation to each
 constellations = true     # a set of mutually linked notes is recalled together (A3)
 constellation_min = 3
 constellation_max = 8
 
 [score]                   # final = relevance x importance x recency
 hub_weight = 0.1
-importance_weight = 0.1
+importance_weight = 0.05
 recency_weight = 0.2
 superseded_factor = 0.1
 

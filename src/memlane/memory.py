@@ -397,7 +397,11 @@ class Memory:
                 "skipped": len(self.skipped), "shadowed": len(self.shadowed),
                 "hubs": [{"name": names.get(u), "in_degree": d, "pagerank": round(r, 4)}
                          for u, d, r in self.index.hubs()],
-                "constellations": [[names.get(u) for u in group] for group in self.index.constellation_groups()],
+                "constellations": [[names.get(u) for u in group] for group in self.index.constellation_groups()
+                                   if self.config.associate.constellation_min <= len(group)
+                                   <= self.config.associate.constellation_max],
+                "clusters": len(set(self.index.clusters().values())),
+                "supersedes_loops": [names.get(u) for u in self.index.supersedes_loops()],
                 "future_writes": [{"from": names.get(u), "target": t} for u, t, _ in self.index.missing_links()],
                 "hit_log": None if self.hit_log is None else
                 {"path": str(self.hit_log.path), "records": sum(1 for _ in self.hit_log.read())}}

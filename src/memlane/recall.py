@@ -26,7 +26,7 @@ from .config import Config, Fusion
 from .embed.base import Embedder
 from .index.db import Index
 from .index.text import query_terms
-from .lifecycle.usage import recency, unit_states
+from .lifecycle.usage import recency_of
 from .retrieve.search import Hit, order_hits, rank
 
 #: PageRank this many times the average counts as fully central (A4)
@@ -66,27 +66,28 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
         return RecallOutcome([], [], timings)
 
     started = time.perf_counter()
+    facts = index.unit_facts([h.unit_id for h in hits])
     _demote_superseded(index, hits, sc.superseded_factor)
-    names = None
     if plan.spread and ac.spread:
-        names = _names(index, hits)
-        hits = spread_activation(hits, index.neighbours, SpreadSettings(
+        seeds = [h.unit_id for h in hits if h.score >= rc.min_score]
+        links = index.neighbours_of(seeds)
+        hits = spread_activation(hits, lambda unit: links.get(unit, ()), SpreadSettings(
             decay=ac.decay, fan=ac.fan, blend=ac.blend, min_score=rc.min_score, margin=ac.margin,
-            boost_seeds=ac.boost_seeds, admit=ac.admit, admit_vector=ac.admit_vector), names)
+            boost_seeds=ac.boost_seeds, admit=ac.admit, admit_vector=ac.admit_vector),
+            names=lambda ids: _names_of(index, ids))
     for hit in hits:
         hit.relevance = hit.score
     if plan.score:
-        _score(index, hits, config, now)
+        _score(hits, facts, max(1, index.node_count()), config, now)
     hits = order_hits(hits)
     timings["associate_score"] = _ms(started)
 
     started = time.perf_counter()
-    states = unit_states(index, [h.unit_id for h in hits if h.relevance >= rc.min_score or h.remote])
+    states = {u: _state(f) for u, f in facts.items()}
     eligible = [h for h in hits if plan.include_archived or states.get(h.unit_id) != "archived"]
     selected = [h for h in eligible if h.relevance >= rc.min_score][:k]
     if plan.constellations and ac.constellations and selected:
-        selected = _with_constellations(index, selected, {h.unit_id: h for h in eligible}, config,
-                                        names if names is not None else _names(index, hits))
+        selected = _with_constellations(index, selected, {h.unit_id: h for h in eligible}, config)
     if plan.divergent:
         selected += _remote(index, hits, selected, config, states, plan.include_archived)
     timings["select"] = _ms(started)
@@ -94,12 +95,13 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     return RecallOutcome(selected, selected + [h for h in hits if h.unit_id not in chosen], timings)
 
 
+def _state(facts: tuple) -> str:
+    declared, lifecycle = facts[2], facts[4]
+    return declared if declared in ("dormant", "archived") else (lifecycle or "active")
+
+
 def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
-
-
-def _names(index: Index, hits: list[Hit]) -> dict[int, str]:
-    return _names_of(index, [h.unit_id for h in hits])
 
 
 def _demote_superseded(index: Index, hits: list[Hit], factor: float) -> None:
@@ -115,38 +117,25 @@ def _demote_superseded(index: Index, hits: list[Hit], factor: float) -> None:
             hit.legs.notes.append(f"superseded by {by}: score x{factor}")
 
 
-def _score(index: Index, hits: list[Hit], config: Config, now: float | None) -> None:
+def _score(hits: list[Hit], facts: dict[int, tuple], nodes: int, config: Config, now: float | None) -> None:
     """final = relevance × importance × recency (Generative Agents; PRODUCT.md L1)."""
     sc = config.score
-    ids = [h.unit_id for h in hits]
-    nodes = index.node_info(ids) if sc.hub_weight else {}
-    total = max(1, index.node_count())
-    declared = _declared_importance(index, ids) if sc.importance_weight else {}
-    ages = recency(index, ids, weight=sc.recency_weight, d=config.lifecycle.base_decay, now=now) \
-        if sc.recency_weight else {}
+    now = time.time() if now is None else now
     for hit in hits:
+        declared, mtime, _status, pagerank, _state_, recent, refs = facts.get(hit.unit_id, (None,) * 7)
         importance = 1.0
-        node = nodes.get(hit.unit_id)
-        if node is not None and node[1] > 0:
-            centrality = min(1.0, max(0.0, math.log(node[1] * total) / math.log(HUB_SATURATION)))
+        if sc.hub_weight and pagerank:
+            centrality = min(1.0, max(0.0, math.log(pagerank * nodes) / math.log(HUB_SATURATION)))
             importance += sc.hub_weight * centrality
-        own = declared.get(hit.unit_id)
-        if own is not None:
-            importance += sc.importance_weight * (2 * min(1.0, max(0.0, own)) - 1)
-        factor, b, _refs = ages.get(hit.unit_id, (1.0, None, 0))
+        if sc.importance_weight and declared is not None:
+            importance += sc.importance_weight * (2 * min(1.0, max(0.0, float(declared))) - 1)
+        factor, b, _refs = recency_of(mtime, recent, refs, weight=sc.recency_weight,
+                                      d=config.lifecycle.base_decay, now=now)
         hit.importance, hit.recency, hit.base_level = importance, factor, b
         hit.score = hit.relevance * importance * factor
 
 
-def _declared_importance(index: Index, ids: list[int]) -> dict[int, float]:
-    marks = ",".join("?" * len(ids))
-    return {u: float(v) for u, v in index.conn.execute(
-        f"SELECT id, json_extract(meta, '$.importance') FROM units WHERE id IN ({marks})"
-        " AND json_extract(meta, '$.importance') IS NOT NULL", ids)}
-
-
-def _with_constellations(index: Index, selected: list[Hit], eligible: dict[int, Hit], config: Config,
-                         names: dict[int, str]) -> list[Hit]:
+def _with_constellations(index: Index, selected: list[Hit], eligible: dict[int, Hit], config: Config) -> list[Hit]:
     """A3: each selected member brings the rest of its constellation, right after it,
     bypassing the per-member relevance gate (the set is load-bearing as a whole)."""
     ac = config.associate
@@ -155,7 +144,7 @@ def _with_constellations(index: Index, selected: list[Hit], eligible: dict[int, 
     if not groups:
         return selected
     out, placed = [], {h.unit_id for h in selected}
-    names = names | _names_of(index, {u for g in groups for u in g if u not in names})
+    names = _names_of(index, {h.unit_id for h in selected})
     for hit in selected:
         out.append(hit)
         for group in groups:
@@ -184,13 +173,14 @@ def _remote(index: Index, hits: list[Hit], selected: list[Hit], config: Config, 
                                    [h.unit_id for h in selected], clusters, min_score=ac.divergent_min_score,
                                    damping=ac.divergent_damping, limit=ac.divergent_remote * 2)
     found = [c for c in candidates if include_archived or states.get(c[0]) != "archived"][: ac.divergent_remote]
-    wanted = {n for node, _, path in found for n, _ in path} | {clusters.get(node, node) for node, _, _ in found}
-    names = _names_of(index, wanted)
+    leaders = index.cluster_leaders()
+    leader = {node: leaders.get(clusters.get(node, node), node) for node, _, _ in found}
+    names = _names_of(index, {n for node, _, path in found for n, _ in path} | set(leader.values()))
     out = []
     for node, score, path in found:
         hit = by_id.get(node) or Hit(node, 0.0, _empty_legs())
         hit.remote, hit.score = True, score
-        cluster = names.get(clusters.get(node, node), "?")
+        cluster = names.get(leader[node], "?")
         if len(path) > 1:
             chain = " → ".join(f"[[{names.get(n, n)}]]" for n, _ in path[:-1])
             hops = len(path) - 1

@@ -9,8 +9,9 @@ intent-gated, decaying") — the cheap analogue of HippoRAG's personalised PageR
   effect** (Anderson 1974; ACT-R's S − ln fan) divides what a node sends among its links, so a
   note linked to everything primes nothing in particular, and a dense cluster of seeds does
   not drown the rest;
-- a neighbour is **admitted** only when it is itself plausibly relevant: it passed a leg's own
-  threshold (its cosine is above the vector floor) or its score reaches ``admit × min_score``.
+- a neighbour is **admitted** only when it is itself plausibly relevant to the prompt's intent:
+  its calibrated cosine reaches ``admit_vector`` (keyword-only: its score reaches
+  ``admit × min_score``) — sharing words with the prompt is not enough.
   Activation never replaces relevance — a peer that ranked by activation alone saturated and
   scored Hit@5 0.08 on LongMemEval (issue 3);
 - a neighbour that is a seed itself ("a strong match on its own") and received activation
@@ -26,7 +27,7 @@ activation at each hop.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from ..retrieve.search import Hit, order_hits
 
@@ -38,33 +39,32 @@ Neighbours = Callable[[int], Iterable[tuple[int, str, str]]]
 
 @dataclass
 class SpreadSettings:
-    decay: float = 0.5
-    fan: float = 0.5
+    decay: float = 0.7
+    fan: float = 1.0
     blend: float = 1.0
     admit: float = 0.5
     min_score: float = 0.30
     margin: float = 0.05  # an associate stays at least this far below the seed that activated it
-    admit_vector: bool = True
+    admit_vector: float = 0.15  # with vectors: the calibrated cosine a neighbour needs to be admitted
     boost_seeds: bool = True  # seeds also gain from each other's activation (else only admitted neighbours do)
     edge_weights: dict[str, float] = field(default_factory=lambda: dict(EDGE_WEIGHTS))
 
 
 @dataclass
 class Hop:
-    """One step of a path: activation reached ``name`` through an edge of ``kind``."""
+    """One step of a path: activation reached ``unit_id`` through an edge of ``kind``."""
 
     unit_id: int
-    name: str
     kind: str
     activation: float
 
 
 def spread_activation(hits: list[Hit], neighbours: Neighbours, settings: SpreadSettings,
-                      names: dict[int, str] | None = None) -> list[Hit]:
+                      names: Mapping[int, str] | Callable[[set[int]], Mapping[int, str]] | None = None) -> list[Hit]:
     """Return ``hits`` re-scored by spreading activation from the seeds, best first. Each hit
     gets ``activation`` and ``path``; units outside ``hits`` are never added (a unit with no
-    evidence of its own is not plausibly relevant)."""
-    names = names or {}
+    evidence of its own is not plausibly relevant). ``names`` (or a function fetching them for
+    a set of ids) labels the paths."""
     by_id = {h.unit_id: h for h in hits}
     relevance = {h.unit_id: h.score for h in hits}
     seeds = [h.unit_id for h in order_hits(list(hits)) if h.score >= settings.min_score]
@@ -73,13 +73,16 @@ def spread_activation(hits: list[Hit], neighbours: Neighbours, settings: SpreadS
     # round 1: every seed spreads its relevance one hop
     best: dict[int, tuple[float, list[Hop]]] = {}
     for seed in seeds:
-        _send(seed, relevance[seed], [], links[seed], by_id, settings, names, best)
+        _send(seed, relevance[seed], [], links[seed], by_id, settings, best)
     # round 2: a seed that was itself activated spreads what it received, once more
     first_round = dict(best)
     for seed in seeds:
         got = first_round.get(seed)
         if got is not None:
-            _send(seed, got[0], got[1], links[seed], by_id, settings, names, best, exclude_first=True)
+            _send(seed, got[0], got[1], links[seed], by_id, settings, best, exclude_first=True)
+    if callable(names):
+        names = names({hop.unit_id for _, hops in best.values() for hop in hops})
+    names = names or {}
 
     for hit in hits:
         hit.path = ["seed"] if hit.unit_id in links else []
@@ -87,7 +90,7 @@ def spread_activation(hits: list[Hit], neighbours: Neighbours, settings: SpreadS
         if got is None:
             continue
         activation, hops = got
-        hit.path.append(describe_path(hops))
+        hit.path.append(describe_path(hops, names))
         ceiling = max(relevance[hit.unit_id], relevance[hops[0].unit_id] - settings.margin)
         hit.score = min(relevance[hit.unit_id] + settings.blend * activation, ceiling)
         hit.activation = hit.score - relevance[hit.unit_id]  # what the association added
@@ -107,8 +110,7 @@ def _links(neighbours: Neighbours, unit_id: int) -> list[tuple[int, str]]:
 
 
 def _send(source: int, amount: float, path: list[Hop], links: list[tuple[int, str]], by_id: dict[int, Hit],
-          settings: SpreadSettings, names: dict[int, str], best: dict[int, tuple[float, list[Hop]]],
-          exclude_first: bool = False) -> None:
+          settings: SpreadSettings, best: dict[int, tuple[float, list[Hop]]], exclude_first: bool = False) -> None:
     if not links or amount <= 0:
         return
     share = amount * settings.decay / (len(links) ** settings.fan)
@@ -123,17 +125,21 @@ def _send(source: int, amount: float, path: list[Hop], links: list[tuple[int, st
             continue  # no echo back to where the activation came from
         activation = share * settings.edge_weights.get(kind, 0.5)
         if activation > best.get(other, (0.0, []))[0]:
-            hop_path = path if path else [Hop(source, names.get(source, str(source)), "seed", amount)]
-            best[other] = (activation, hop_path + [Hop(other, names.get(other, str(other)), kind, activation)])
+            hop_path = path if path else [Hop(source, "seed", amount)]
+            best[other] = (activation, hop_path + [Hop(other, kind, activation)])
 
 
-def describe_path(hops: list[Hop]) -> str:
+def describe_path(hops: list[Hop], names: Mapping[int, str]) -> str:
     """``via [[a]] (seed 0.62) → [[b]] (wiki 0.16) → here (wiki 0.04)``."""
-    parts = [f"[[{h.name}]] ({h.kind} {h.activation:.3f})" for h in hops[:-1]]
+    parts = [f"[[{names.get(h.unit_id, h.unit_id)}]] ({h.kind} {h.activation:.3f})" for h in hops[:-1]]
     last = hops[-1]
     return "via " + " → ".join(parts + [f"here ({last.kind} {last.activation:.3f})"])
 
 
 def _plausible(hit: Hit, settings: SpreadSettings) -> bool:
-    """Passed a leg's own threshold, or scores at least ``admit × min_score``."""
-    return (settings.admit_vector and hit.legs.vector > 0) or hit.score >= settings.admit * settings.min_score
+    """Plausibly *intent*-relevant on its own: with vectors, its calibrated cosine reaches
+    ``admit_vector`` (shared words alone do not admit a neighbour); keyword-only, its score
+    reaches ``admit × min_score``."""
+    if hit.legs.cosine is not None:
+        return hit.legs.vector >= settings.admit_vector
+    return hit.score >= settings.admit * settings.min_score

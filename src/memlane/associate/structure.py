@@ -8,8 +8,8 @@ is rebuilt and kept in the index for scoring.
   [[links]] in the member bodies" (seed 000): the maximal cliques of the graph of reciprocal
   links. Every clique of two or more is kept; recall decides which sizes count
   (``associate.constellation_min`` / ``_max``). A note may belong to more than one.
-- **Clusters**: communities of the undirected graph by label propagation (Raghavan, Albert &
-  Kumara 2007), deterministic here; divergent recall (A5) reaches into other clusters.
+- **Clusters**: communities of the undirected graph by Louvain's local moving (Blondel et al.
+  2008), deterministic here; divergent recall (A5) reaches into other clusters.
 """
 
 from __future__ import annotations
@@ -84,29 +84,47 @@ def constellations(edges: Iterable[tuple[int, int]], *, min_size: int = 3) -> li
     return sorted(found, key=lambda c: (-len(c), sorted(c)))
 
 
-def clusters(nodes: Iterable[int], edges: Iterable[tuple[int, int]], *, rounds: int = 20) -> dict[int, int]:
-    """node -> cluster label (the smallest node id of its community). Label propagation over
-    the undirected graph: each node, in id order, takes the label most of its neighbours hold
-    (ties: the smallest label), until nothing changes."""
+def clusters(nodes: Iterable[int], edges: Iterable[tuple[int, int]], *, passes: int = 20) -> dict[int, int]:
+    """node -> cluster label (the smallest node id of its community).
+
+    The local-moving phase of Louvain (Blondel et al. 2008) on the undirected graph: each node,
+    in id order, joins the neighbouring community that raises modularity most, until no node
+    moves. Deterministic; a note without links is a cluster of its own."""
     nodes = sorted(set(nodes))
-    adjacent: dict[int, dict[int, int]] = {n: {} for n in nodes}
+    weight: dict[int, dict[int, float]] = {n: {} for n in nodes}
     for src, dst in edges:
-        if src != dst and src in adjacent and dst in adjacent:
-            adjacent[src][dst] = adjacent[src].get(dst, 0) + 1
-            adjacent[dst][src] = adjacent[dst].get(src, 0) + 1
-    label = {n: n for n in nodes}
-    for _ in range(rounds):
-        changed = False
+        if src != dst and src in weight and dst in weight:
+            weight[src][dst] = weight[src].get(dst, 0.0) + 1.0
+            weight[dst][src] = weight[dst].get(src, 0.0) + 1.0
+    degree = {n: sum(w.values()) for n, w in weight.items()}
+    two_m = sum(degree.values())
+    community = {n: n for n in nodes}
+    if two_m == 0:
+        return community
+    total = dict(degree)  # sum of degrees per community
+    for _ in range(passes):
+        moved = False
         for node in nodes:
-            if not adjacent[node]:
+            if not weight[node]:
                 continue
-            votes: dict[int, int] = {}
-            for other, weight in adjacent[node].items():
-                votes[label[other]] = votes.get(label[other], 0) + weight
-            best = min(votes, key=lambda lab: (-votes[lab], lab))
-            if votes[best] > votes.get(label[node], 0) or (votes[best] == votes.get(label[node], 0) and best < label[node]):
-                label[node] = best
-                changed = True
-        if not changed:
+            own = community[node]
+            links: dict[int, float] = {}
+            for other, w in weight[node].items():
+                links[community[other]] = links.get(community[other], 0.0) + w
+            total[own] -= degree[node]
+            k = degree[node]
+            best, best_gain = own, links.get(own, 0.0) - total[own] * k / two_m
+            for label in sorted(links):
+                gain = links[label] - total[label] * k / two_m
+                if gain > best_gain + 1e-12:
+                    best, best_gain = label, gain
+            total[best] = total.get(best, 0.0) + k
+            if best != own:
+                community[node] = best
+                moved = True
+        if not moved:
             break
-    return label
+    smallest: dict[int, int] = {}
+    for node in nodes:
+        smallest.setdefault(community[node], node)
+    return {node: smallest[community[node]] for node in nodes}

@@ -358,6 +358,16 @@ class Index:
     def clusters(self) -> dict[int, int]:
         return self._cached("clusters", lambda: dict(self.conn.execute("SELECT unit, cluster FROM graph_nodes")))
 
+    def cluster_leaders(self) -> dict[int, int]:
+        """cluster -> its most central member (highest PageRank), which names it."""
+        def load():
+            leaders: dict[int, tuple[float, int]] = {}
+            for unit, cluster, rank in self.conn.execute("SELECT unit, cluster, pagerank FROM graph_nodes"):
+                if cluster not in leaders or (rank, -unit) > (leaders[cluster][0], -leaders[cluster][1]):
+                    leaders[cluster] = (rank, unit)
+            return {cluster: unit for cluster, (_, unit) in leaders.items()}
+        return self._cached("cluster_leaders", load)
+
     def hubs(self, limit: int = 5) -> list[tuple[int, int, float]]:
         """(unit, in-degree, PageRank) of the most linked-to units."""
         return self.conn.execute("SELECT unit, in_degree, pagerank FROM graph_nodes WHERE in_degree > 0"
@@ -371,10 +381,36 @@ class Index:
 
     def neighbours(self, unit_id: int) -> list[tuple[int, str, str]]:
         """(other unit, edge kind, "out" | "in") for every edge touching ``unit_id``."""
-        out = [(dst, kind, "out") for dst, kind in
-               self.conn.execute("SELECT dst, kind FROM edges WHERE src = ?", (unit_id,))]
-        return out + [(src, kind, "in") for src, kind in
-                      self.conn.execute("SELECT src, kind FROM edges WHERE dst = ?", (unit_id,))]
+        return self.neighbours_of([unit_id]).get(unit_id, [])
+
+    def neighbours_of(self, unit_ids: Iterable[int]) -> dict[int, list[tuple[int, str, str]]]:
+        """``neighbours`` for many units in one query."""
+        ids = list(dict.fromkeys(unit_ids))
+        out: dict[int, list[tuple[int, str, str]]] = {}
+        for start in range(0, len(ids), 400):
+            batch = ids[start:start + 400]
+            marks = ",".join("?" * len(batch))
+            for unit, other, kind, direction in self.conn.execute(
+                    f"SELECT src, dst, kind, 'out' FROM edges WHERE src IN ({marks})"
+                    f" UNION ALL SELECT dst, src, kind, 'in' FROM edges WHERE dst IN ({marks})", batch + batch):
+                out.setdefault(unit, []).append((other, kind, direction))
+        return out
+
+    def unit_facts(self, unit_ids: Iterable[int]) -> dict[int, tuple]:
+        """What scoring and selection read per unit, in one query: (declared importance, mtime,
+        declared status, PageRank, lifecycle state, recent uses JSON, references)."""
+        ids = list(unit_ids)
+        out: dict[int, tuple] = {}
+        for start in range(0, len(ids), 400):
+            batch = ids[start:start + 400]
+            marks = ",".join("?" * len(batch))
+            for row in self.conn.execute(
+                    "SELECT u.id, json_extract(u.meta, '$.importance'), json_extract(u.meta, '$.mtime'),"
+                    " json_extract(u.meta, '$.status'), n.pagerank, g.state, g.recent, g.refs"
+                    " FROM units u LEFT JOIN graph_nodes n ON n.unit = u.id LEFT JOIN usage g ON g.uid = u.uid"
+                    f" WHERE u.id IN ({marks})", batch):
+                out[row[0]] = row[1:]
+        return out
 
     def missing_links(self) -> list[tuple[int, str, str]]:
         """Links to notes that do not exist (S5 future-write markers): (unit, target, kind)."""

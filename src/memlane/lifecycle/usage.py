@@ -224,22 +224,19 @@ def recency(index: Index, unit_ids: list[int], *, weight: float, d: float = 0.5,
             now: float | None = None) -> dict[int, tuple[float, float | None, int]]:
     """unit -> (recency factor, base-level activation B, references) from its uses and its
     last edit. Units with no known use get (1.0, None, 0)."""
+    facts = index.unit_facts(unit_ids)
+    return {unit: recency_of(f[1], f[5], f[6], weight=weight, d=d, now=now) for unit, f in facts.items()}
+
+
+def recency_of(mtime: float | None, recent: str | None, refs: int | None, *, weight: float, d: float = 0.5,
+               now: float | None = None) -> tuple[float, float | None, int]:
+    """(recency factor, B, references) from a unit's last edit and its kept use times."""
     now = time.time() if now is None else now
-    if not unit_ids:
-        return {}
-    marks = ",".join("?" * len(unit_ids))
-    out = {}
-    for unit_id, mtime, recent, refs, last_ref in index.conn.execute(
-            f"SELECT u.id, json_extract(u.meta, '$.mtime'), g.recent, g.refs, g.last_ref FROM units u"
-            f" LEFT JOIN usage g ON g.uid = u.uid WHERE u.id IN ({marks})", list(unit_ids)):
-        uses = [float(t) for t, _ in json.loads(recent or "[]")]
-        ages = [(now - t) / DAY for t in uses]
-        if mtime:
-            ages.append((now - float(mtime)) / DAY)
-        older = max(0, (refs or 0) - len(uses))
-        oldest = None
-        if older and uses:
-            oldest = (now - min(uses)) / DAY * 2  # unknown: assume as far back again
-        b = base_level(ages, d=d, older=older, oldest_days=oldest)
-        out[unit_id] = (recency_factor(b, weight), b, refs or 0)
-    return out
+    uses = [float(t) for t, _ in json.loads(recent)] if recent else []
+    ages = [(now - t) / DAY for t in uses]
+    if mtime:
+        ages.append((now - float(mtime)) / DAY)
+    older = max(0, (refs or 0) - len(uses))
+    oldest = (now - min(uses)) / DAY * 2 if older and uses else None  # unknown: assume as far back again
+    b = base_level(ages, d=d, older=older, oldest_days=oldest)
+    return recency_factor(b, weight), b, refs or 0
