@@ -170,6 +170,37 @@ def divergent_report(path: Path, config: Config, embedder: str, cache: Path) -> 
             "examples": (linked + with_remote)[:10]}
 
 
+def _epoch(stamp: str) -> float | None:
+    """LongMemEval's ``2023/05/20 (Sat) 02:21`` or LoCoMo's ISO ``2023-05-08T13:56:00``."""
+    from datetime import datetime, timezone
+
+    for fmt, text in (("%Y/%m/%d %H:%M", stamp.replace(stamp[stamp.find("("):stamp.find(")") + 2], "")
+                       if "(" in stamp else stamp), ("%Y-%m-%dT%H:%M:%S", stamp)):
+        try:
+            return datetime.strptime(text.strip(), fmt).replace(tzinfo=timezone.utc).timestamp()
+        except ValueError:
+            continue
+    return None
+
+
+def _dated_eval(path: Path, config: Config, embedder: str, cache: Path, limit, extra: dict) -> dict:
+    """The same evaluation with each unit dated by its session timestamp (as a note's last edit)."""
+    from memlane.eval.datasets import load_dataset
+    from memlane.eval.runner import run_eval
+
+    dataset = load_dataset(path, limit=limit, **extra)
+    dated = 0
+    for units in dataset.units.values():
+        for unit in units:
+            when = _epoch(str(unit.meta.get("timestamp") or ""))
+            if when is not None:
+                unit.meta["mtime"] = when
+                dated += 1
+    print(f"(dated {dated} units by their session timestamp)")
+    return run_eval(dataset, modes=["hybrid", "full"], ks=(5, 10), embedder=embedder, cache_path=cache,
+                    config=config, limit=limit, group_by=[])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bench-dir")
@@ -180,6 +211,9 @@ def main(argv=None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override a setting, e.g. associate.fan=1.0")
     parser.add_argument("--limit", type=int, help="queries per large set (LongMemEval, LoCoMo)")
+    parser.add_argument("--dated", action="store_true",
+                        help="LongMemEval/LoCoMo: date each session by its timestamp, so recency varies "
+                             "(judged as of the day after the last session)")
     parser.add_argument("--out", default=str(OUT / "associative.json"))
     args = parser.parse_args(argv)
     try:
@@ -204,8 +238,11 @@ def main(argv=None) -> int:
                                 ("locomo", "locomo", {"exclude_types": ("5",)})):
         if name in sets and (bench / folder).is_dir():
             started = time.time()
-            result = evaluate_path(bench / folder, modes=["hybrid", "full"], ks=(5, 10), embedder=args.embedder,
-                                   cache_path=cache, config=config, limit=args.limit, group_by=[], **extra)
+            if args.dated:
+                result = _dated_eval(bench / folder, config, args.embedder, cache, args.limit, extra)
+            else:
+                result = evaluate_path(bench / folder, modes=["hybrid", "full"], ks=(5, 10), embedder=args.embedder,
+                                       cache_path=cache, config=config, limit=args.limit, group_by=[], **extra)
             print(f"\n== {name} ({result['dataset']['evaluated']} queries, {time.time() - started:.0f} s)")
             for mode in ("hybrid", "full"):
                 row = result["overall"][mode]

@@ -190,3 +190,48 @@ def test_the_hit_log_records_every_score_part(store, tmp_path):
     assert {"t", "session", "q", "unit", "layer", "depth", "bracket", "parts"} <= set(record)
     assert record["depth"] == "ids" and record["session"] == "s1"
     assert {"relevance", "activation", "importance", "recency", "reached", "bm25_norm", "vector"} <= set(record["parts"])
+
+
+def test_reading_a_note_with_show_is_a_use(store, tmp_path):
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        _age(mem, store / "project_postgres_upgrade.md", 120)
+        mem.decay(dry_run=False)
+        assert "project_postgres_upgrade" not in [r["name"] for r in mem.recall("postgres upgrade")]
+        mem.show("project_postgres_upgrade")
+        assert [r["name"] for r in mem.recall("postgres upgrade")][:1] == ["project_postgres_upgrade"]
+        assert next(r for r in mem.hit_log.read() if r["layer"] == "show")["unit"].endswith("postgres_upgrade.md")
+
+
+def test_a_locked_hit_log_or_index_never_blocks_recall(store, tmp_path, caplog):
+    import fcntl
+    import logging
+    import sqlite3
+
+    from memlane.config import Config
+
+    config = Config()
+    config.index.busy_timeout_ms = 50
+    path = tmp_path / "i.sqlite"
+    with Memory([store], embedder="none", index_path=path, config=config) as mem:
+        mem.recall("postgres upgrade")
+        with open(f"{mem.hit_log.path}.lock", "a") as lock, open(mem.hit_log.path, "a") as log_file:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a rotation in progress elsewhere
+            fcntl.flock(log_file, fcntl.LOCK_EX)
+            assert mem.recall("postgres upgrade")
+        mem.index.set_meta("lifecycle_at", "0")  # the next recall wants to fold the log and move states
+        writer = sqlite3.connect(path, timeout=0.05)
+        writer.execute("BEGIN IMMEDIATE")  # ... but another process holds the index's write lock
+        try:
+            with caplog.at_level(logging.INFO, logger="memlane"):
+                assert [r["name"] for r in mem.recall("postgres upgrade", refresh=False)][:1] == [
+                    "project_postgres_upgrade"]
+        finally:
+            writer.rollback()
+            writer.close()
+        assert "lifecycle not updated this time" in caplog.text
+        assert sum(1 for r in mem.hit_log.read() if r["name"] == "project_postgres_upgrade") == 3
+        mem.usage.consume()  # the lock is gone: the next fold reads every line written meanwhile
+        offsets = json.loads(mem.index.get_meta("hitlog_offsets"))
+        assert sum(offsets.values()) == mem.hit_log.path.stat().st_size
+        (refs,) = mem.index.conn.execute("SELECT refs FROM usage WHERE uid LIKE '%postgres_upgrade.md'").fetchone()
+        assert refs == 1  # three recalls within the hour, no session: one use

@@ -111,7 +111,7 @@ class ScoreConfig:
 
     hub_weight: float = 0.1  # importance gained by the most central notes (A4)
     importance_weight: float = 0.05  # effect of a note's own ``importance:`` (0-1; 0.5 neutral)
-    recency_weight: float = 0.2  # how far a long-unused note falls behind (ACT-R base level)
+    recency_weight: float = 0.1  # how far a long-unused note falls behind (ACT-R base level)
     superseded_factor: float = 0.1
 
 
@@ -302,7 +302,7 @@ constellation_max = 8
 [score]                   # final = relevance x importance x recency
 hub_weight = 0.1
 importance_weight = 0.05
-recency_weight = 0.2
+recency_weight = 0.1
 superseded_factor = 0.1
 
 [lifecycle]               # Darwinian decay, from the hit-log and file dates

@@ -371,12 +371,18 @@ class Memory:
         return result
 
     # -- other reads ----------------------------------------------------------------
-    def show(self, name: str, *, refresh: bool = True) -> list[dict]:
-        """Every note called ``name`` (a name, a file name or a path), in full."""
+    def show(self, name: str, *, refresh: bool = True, session: str | None = None) -> list[dict]:
+        """Every note called ``name`` (a name, a file name or a path), in full. Reading a note
+        is a use: it is written to the hit-log, and an archived note is active again."""
         if refresh:
             self.refresh(embed=False)
         found = self.index.find(name)
         found.sort(key=lambda r: -scope_rank(r["scope"]))
+        if found and self.hit_log is not None:
+            self.hit_log.record(name, [{"path": r["path"], "name": r["name"], "rank": n, "score": None}
+                                       for n, r in enumerate(found, start=1)], session=session, layer="show",
+                                depth=Depth.FULL.value)
+            self._restore([r["uid"] for r in found])
         return [{"name": r["name"], "title": r["title"] or r["name"], "type": r["type"], "scope": r["scope"],
                  "path": r["path"], "description": r["description"], "body": r["body"],
                  "meta": r["meta"]} for r in found]

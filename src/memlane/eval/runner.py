@@ -166,7 +166,10 @@ class _Run:
                 qvecs = self._query_vectors([q.text for q in queries])
             uid_of = {row_id: row["uid"] for row_id, row in index.units_by_id(index.all_ids()).items()}
             tokens = {u.uid: m.estimate_tokens(f"{u.heading()}\n{u.body}") for u in units}
-            return [self._query(index, q, vec, uid_of, tokens) for q, vec in zip(queries, qvecs)]
+            # recency is judged as of the day after the newest unit (a dated history), else now
+            dates = [float(u.meta["mtime"]) for u in units if isinstance(u.meta.get("mtime"), (int, float))]
+            now = max(dates) + 86_400 if dates else None
+            return [self._query(index, q, vec, uid_of, tokens, now) for q, vec in zip(queries, qvecs)]
         finally:
             index.close()
 
@@ -190,14 +193,15 @@ class _Run:
         self.timing["queries_embedded"] += len(missing)
         return [np.frombuffer(found[k], dtype=np.float32) for k in keys]
 
-    def _query(self, index: Index, query: Query, qvec, uid_of: dict[int, str], tokens: dict[str, int]) -> dict:
+    def _query(self, index: Index, query: Query, qvec, uid_of: dict[int, str], tokens: dict[str, int],
+               now: float | None = None) -> dict:
         record = {"id": query.id, "scope": query.scope, "kind": query.kind, "tags": query.tags,
                   "relevant": sorted(query.relevant), "must_not": sorted(query.must_not),
                   "also_ok": sorted(query.also_ok), "modes": {}}
         for mode in self.modes:
             started = time.perf_counter()
             outcome = run_recall(index, query.text, self.config, embedder=self.embedder, plan=MODES[mode],
-                                 query_vector=qvec)
+                                 query_vector=qvec, now=now)
             elapsed = time.perf_counter() - started
             self.timing["rank_s"] += elapsed
             ranked = [uid_of[h.unit_id] for h in outcome.ranking]
