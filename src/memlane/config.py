@@ -96,7 +96,7 @@ class AssociateConfig:
     boost_seeds: bool = True  # seeds gain from each other's activation too (else only neighbours below the threshold)
     margin: float = 0.05  # an associate stays this far below the seed that activated it
     admit: float = 0.5  # keyword-only: a neighbour is plausible if its own score >= admit * min_score
-    admit_vector: float = 0.15  # with vectors: ... if its calibrated cosine >= this
+    admit_vector: float = 0.25  # with vectors: ... if its calibrated cosine >= this
     constellations: bool = True  # recall a constellation atomically (A3)
     constellation_min: int = 3  # smallest set of mutually linked notes that counts
     constellation_max: int = 8  # larger cliques are dense clusters, not constellations

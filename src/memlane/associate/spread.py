@@ -45,7 +45,7 @@ class SpreadSettings:
     admit: float = 0.5
     min_score: float = 0.30
     margin: float = 0.05  # an associate stays at least this far below the seed that activated it
-    admit_vector: float = 0.15  # with vectors: the calibrated cosine a neighbour needs to be admitted
+    admit_vector: float = 0.25  # with vectors: the calibrated cosine a neighbour needs to be admitted
     boost_seeds: bool = True  # seeds also gain from each other's activation (else only admitted neighbours do)
     edge_weights: dict[str, float] = field(default_factory=lambda: dict(EDGE_WEIGHTS))
 
