@@ -4,6 +4,7 @@ cycles, self-links, a note linking to hundreds, a supersedes loop, one name in t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,33 @@ def test_broken_and_future_links_are_never_traversed():
                                                                           ["docs/guide.md", "markdown"]]}}]
     graph = resolve_links(units)
     assert graph.edges == [] and graph.missing == [(1, "not-written-yet", "wiki")]
+
+
+def test_cli_divergent_deep_and_explain_paths(capsys):
+    from memlane.adapters.cli import main as cli
+
+    args = ["recall", "--demo", "--embedder", "none"]
+    assert cli([*args, "--explain", "what went wrong on May 20th and what changed in our deploy rules"]) == 0
+    out = capsys.readouterr().out
+    assert "score: relevance" in out and "path: " in out
+    assert cli([*args, "--json", "--divergent", "the upload resume token is lost when the task is killed"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert any(r["reached"].startswith("remote") for r in results)
+    assert cli([*args, "--json", "--deep", "upload resume token"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"]
+    assert cli(["stats", "--demo", "--embedder", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "clusters of linked notes:" in out and "-> [[sync-conflict-policy-v2]]" in out
+
+
+def test_a_constellation_member_the_prompt_never_reached_still_comes(tmp_path):
+    write_note(tmp_path, "a.md", note("a", "rotate the signing key yearly", "goes with [[b]] and [[c]]"))
+    write_note(tmp_path, "b.md", note("b", "keep two keys valid during rollover", "goes with [[a]] and [[c]]"))
+    write_note(tmp_path, "c.md", note("c", "announce the new fingerprint", "goes with [[a]] and [[b]]"))
+    write_note(tmp_path, "d.md", note("d", "unrelated note about lunch orders"))
+    with Memory([tmp_path], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        results = mem.recall("signing key rotation", k=1, explain=True)
+        assert [r["name"] for r in results][0] == "a" and {r["name"] for r in results} == {"a", "b", "c"}
+        mem.usage.apply([])
+        mem.index.conn.execute("UPDATE usage SET state = 'archived' WHERE uid LIKE '%/c.md'")
+        assert {r["name"] for r in mem.recall("signing key rotation", k=1, refresh=False)} == {"a", "b"}

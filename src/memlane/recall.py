@@ -27,6 +27,7 @@ from .embed.base import Embedder
 from .index.db import Index
 from .index.text import query_terms
 from .lifecycle.usage import recency_of
+from .retrieve.fusion import Legs
 from .retrieve.search import Hit, order_hits, rank
 
 #: PageRank this many times the average counts as fully central (A4)
@@ -74,7 +75,7 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
         hits = spread_activation(hits, lambda unit: links.get(unit, ()), SpreadSettings(
             decay=ac.decay, fan=ac.fan, blend=ac.blend, min_score=rc.min_score, margin=ac.margin,
             boost_seeds=ac.boost_seeds, admit=ac.admit, admit_vector=ac.admit_vector),
-            names=lambda ids: _names_of(index, ids))
+            names=index.names_of)
     for hit in hits:
         hit.relevance = hit.score
     if plan.score:
@@ -87,7 +88,8 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     eligible = [h for h in hits if plan.include_archived or states.get(h.unit_id) != "archived"]
     selected = [h for h in eligible if h.relevance >= rc.min_score][:k]
     if plan.constellations and ac.constellations and selected:
-        selected = _with_constellations(index, selected, {h.unit_id: h for h in eligible}, config)
+        selected = _with_constellations(index, selected, {h.unit_id: h for h in hits}, config,
+                                        skip=exclude, include_archived=plan.include_archived)
     if plan.divergent:
         selected += _remote(index, hits, selected, config, states, plan.include_archived)
     timings["select"] = _ms(started)
@@ -135,28 +137,32 @@ def _score(hits: list[Hit], facts: dict[int, tuple], nodes: int, config: Config,
         hit.score = hit.relevance * importance * factor
 
 
-def _with_constellations(index: Index, selected: list[Hit], eligible: dict[int, Hit], config: Config) -> list[Hit]:
+def _with_constellations(index: Index, selected: list[Hit], candidates: dict[int, Hit], config: Config, *,
+                         skip: frozenset[int], include_archived: bool) -> list[Hit]:
     """A3: each selected member brings the rest of its constellation, right after it,
-    bypassing the per-member relevance gate (the set is load-bearing as a whole)."""
+    bypassing the per-member relevance gate (the set is load-bearing as a whole) — even a
+    member the prompt did not reach at all. Archived members stay out unless deep."""
     ac = config.associate
     groups = [g for g in index.constellations_of([h.unit_id for h in selected])
               if ac.constellation_min <= len(g) <= ac.constellation_max]
     if not groups:
         return selected
+    members = {m for g in groups for m in g}
+    states = {u: _state(f) for u, f in index.unit_facts(members).items()}
+    names = index.names_of({h.unit_id for h in selected})
     out, placed = [], {h.unit_id for h in selected}
-    names = _names_of(index, {h.unit_id for h in selected})
     for hit in selected:
         out.append(hit)
         for group in groups:
             if hit.unit_id not in group:
                 continue
             for member in group:
-                if member in placed:
+                if member in placed or member in skip or member not in states:
                     continue
-                companion = eligible.get(member)
-                if companion is None:
-                    continue  # archived, or not a candidate at all (another scope's exclusion)
+                if states[member] == "archived" and not include_archived:
+                    continue
                 placed.add(member)
+                companion = candidates.get(member) or Hit(member, 0.0, Legs())
                 companion.companion_of = names.get(hit.unit_id, str(hit.unit_id))
                 companion.path = companion.path + [f"constellation with [[{companion.companion_of}]]"]
                 out.append(companion)
@@ -175,10 +181,10 @@ def _remote(index: Index, hits: list[Hit], selected: list[Hit], config: Config, 
     found = [c for c in candidates if include_archived or states.get(c[0]) != "archived"][: ac.divergent_remote]
     leaders = index.cluster_leaders()
     leader = {node: leaders.get(clusters.get(node, node), node) for node, _, _ in found}
-    names = _names_of(index, {n for node, _, path in found for n, _ in path} | set(leader.values()))
+    names = index.names_of({n for node, _, path in found for n, _ in path} | set(leader.values()))
     out = []
     for node, score, path in found:
-        hit = by_id.get(node) or Hit(node, 0.0, _empty_legs())
+        hit = by_id.get(node) or Hit(node, 0.0, Legs())
         hit.remote, hit.score = True, score
         cluster = names.get(leader[node], "?")
         if len(path) > 1:
@@ -190,17 +196,3 @@ def _remote(index: Index, hits: list[Hit], selected: list[Hit], config: Config, 
         hit.path = [f"remote, from the cluster of [[{cluster}]]: {how}"]
         out.append(hit)
     return out
-
-
-def _names_of(index: Index, ids) -> dict[int, str]:
-    ids = list(ids)
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    return dict(index.conn.execute(f"SELECT id, name FROM units WHERE id IN ({marks})", ids).fetchall())
-
-
-def _empty_legs():
-    from .retrieve.fusion import Legs
-
-    return Legs()

@@ -213,7 +213,11 @@ def cmd_stats(args) -> int:
              "hubs: " + (", ".join(f"{h['name']} ({h['in_degree']} in)" for h in data["hubs"]) or "none"),
              f"constellations: {len(data['constellations'])}"
              + "".join(f"\n  {' + '.join(g)}" for g in data["constellations"]),
-             f"future-write markers (links to notes not written yet): {len(data['future_writes'])}"]
+             f"clusters of linked notes: {data['clusters']}",
+             f"future-write markers (links to notes not written yet): {len(data['future_writes'])}"
+             + "".join(f"\n  {w['from']} -> [[{w['target']}]]" for w in data["future_writes"][:10])]
+    if data["supersedes_loops"]:
+        lines.append(f"supersedes loops (neither note is demoted): {', '.join(data['supersedes_loops'])}")
     for store in data["stores"]:
         lines.append(f"store ({store['scope']}, {store['source']}): {store['path']}")
     _emit(args, data, "\n".join(lines))

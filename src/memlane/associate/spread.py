@@ -90,10 +90,11 @@ def spread_activation(hits: list[Hit], neighbours: Neighbours, settings: SpreadS
         if got is None:
             continue
         activation, hops = got
-        hit.path.append(describe_path(hops, names))
         ceiling = max(relevance[hit.unit_id], relevance[hops[0].unit_id] - settings.margin)
         hit.score = min(relevance[hit.unit_id] + settings.blend * activation, ceiling)
         hit.activation = hit.score - relevance[hit.unit_id]  # what the association added
+        if hit.activation > 0:
+            hit.path.append(describe_path(hops, names))
     return order_hits(list(hits))
 
 

@@ -396,6 +396,15 @@ class Index:
                 out.setdefault(unit, []).append((other, kind, direction))
         return out
 
+    def names_of(self, unit_ids: Iterable[int]) -> dict[int, str]:
+        ids = list(unit_ids)
+        out: dict[int, str] = {}
+        for start in range(0, len(ids), 400):
+            batch = ids[start:start + 400]
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(f"SELECT id, name FROM units WHERE id IN ({marks})", batch).fetchall())
+        return out
+
     def unit_facts(self, unit_ids: Iterable[int]) -> dict[int, tuple]:
         """What scoring and selection read per unit, in one query: (declared importance, mtime,
         declared status, PageRank, lifecycle state, recent uses JSON, references)."""
