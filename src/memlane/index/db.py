@@ -384,42 +384,36 @@ class Index:
         return self.neighbours_of([unit_id]).get(unit_id, [])
 
     def neighbours_of(self, unit_ids: Iterable[int]) -> dict[int, list[tuple[int, str, str]]]:
-        """``neighbours`` for many units in one query."""
-        ids = list(dict.fromkeys(unit_ids))
+        """``neighbours`` for many units at once."""
         out: dict[int, list[tuple[int, str, str]]] = {}
-        for start in range(0, len(ids), 400):
-            batch = ids[start:start + 400]
-            marks = ",".join("?" * len(batch))
-            for unit, other, kind, direction in self.conn.execute(
-                    f"SELECT src, dst, kind, 'out' FROM edges WHERE src IN ({marks})"
-                    f" UNION ALL SELECT dst, src, kind, 'in' FROM edges WHERE dst IN ({marks})", batch + batch):
-                out.setdefault(unit, []).append((other, kind, direction))
+        for unit, other, kind, direction in self._rows_for(
+                "SELECT src, dst, kind, 'out' FROM edges WHERE src IN ({ids})"
+                " UNION ALL SELECT dst, src, kind, 'in' FROM edges WHERE dst IN ({ids})", unit_ids):
+            out.setdefault(unit, []).append((other, kind, direction))
         return out
 
     def names_of(self, unit_ids: Iterable[int]) -> dict[int, str]:
-        ids = list(unit_ids)
-        out: dict[int, str] = {}
-        for start in range(0, len(ids), 400):
-            batch = ids[start:start + 400]
-            marks = ",".join("?" * len(batch))
-            out.update(self.conn.execute(f"SELECT id, name FROM units WHERE id IN ({marks})", batch).fetchall())
-        return out
+        return dict(self._rows_for("SELECT id, name FROM units WHERE id IN ({ids})", unit_ids))
 
     def unit_facts(self, unit_ids: Iterable[int]) -> dict[int, tuple]:
         """What scoring and selection read per unit, in one query: (declared importance, mtime,
         declared status, PageRank, lifecycle state, recent uses JSON, references)."""
-        ids = list(unit_ids)
-        out: dict[int, tuple] = {}
-        for start in range(0, len(ids), 400):
-            batch = ids[start:start + 400]
+        return {row[0]: row[1:] for row in self._rows_for(
+            "SELECT u.id, json_extract(u.meta, '$.importance'), json_extract(u.meta, '$.mtime'),"
+            " json_extract(u.meta, '$.status'), n.pagerank, g.state, g.recent, g.refs"
+            " FROM units u LEFT JOIN graph_nodes n ON n.unit = u.id LEFT JOIN usage g ON g.uid = u.uid"
+            " WHERE u.id IN ({ids})", unit_ids)}
+
+    def _rows_for(self, sql: str, unit_ids: Iterable[int], batch_size: int = 400) -> list[tuple]:
+        """Rows of ``sql`` with every ``{ids}`` bound to the unit ids, in batches (SQLite caps
+        the number of parameters)."""
+        ids = list(dict.fromkeys(unit_ids))
+        rows: list[tuple] = []
+        for start in range(0, len(ids), batch_size):
+            batch = ids[start:start + batch_size]
             marks = ",".join("?" * len(batch))
-            for row in self.conn.execute(
-                    "SELECT u.id, json_extract(u.meta, '$.importance'), json_extract(u.meta, '$.mtime'),"
-                    " json_extract(u.meta, '$.status'), n.pagerank, g.state, g.recent, g.refs"
-                    " FROM units u LEFT JOIN graph_nodes n ON n.unit = u.id LEFT JOIN usage g ON g.uid = u.uid"
-                    f" WHERE u.id IN ({marks})", batch):
-                out[row[0]] = row[1:]
-        return out
+            rows += self.conn.execute(sql.format(ids=marks), batch * sql.count("{ids}")).fetchall()
+        return rows
 
     def missing_links(self) -> list[tuple[int, str, str]]:
         """Links to notes that do not exist (S5 future-write markers): (unit, target, kind)."""
@@ -500,14 +494,7 @@ class Index:
         return [(r[0], r[1]) for r in self.conn.execute(sql, (fts_match_expression(terms), limit))]
 
     def units_by_id(self, ids: Iterable[int]) -> dict[int, dict]:
-        ids = list(ids)
-        out: dict[int, dict] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start:start + 500]
-            marks = ",".join("?" * len(batch))
-            for row in self.conn.execute(f"SELECT * FROM units WHERE id IN ({marks})", batch).fetchall():
-                out[row[0]] = self._row_dict(row)
-        return out
+        return {row[0]: self._row_dict(row) for row in self._rows_for("SELECT * FROM units WHERE id IN ({ids})", ids)}
 
     def _row_dict(self, row) -> dict:
         cols = ("id", "uid", "name", "title", "description", "keywords", "body", "path", "scope", "type",
