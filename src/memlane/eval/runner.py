@@ -72,7 +72,8 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
     records = run.execute(queries, progress)
     notes.append("ranking metrics use the full ranking (thresholds off); ties broken by raw cosine, "
                  "then raw BM25")
-    notes.append(f"injected = hits with score >= min_score ({settings.min_score}), at most k={settings.k}; "
+    notes.append(f"injected = what recall returns: relevance >= min_score ({settings.min_score}), at most "
+                 f"k={settings.k}, plus constellation companions (and remote associates in divergent mode); "
                  "tokens estimated from their full text (~4 chars/token, 1 per non-ASCII char)")
     return {
         "dataset": dataset.summary() | {"evaluated": len(records)},

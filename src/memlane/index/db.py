@@ -253,19 +253,32 @@ class Index:
             [(unit_id, seq, text_hash(t), t) for seq, t in enumerate(texts)])
 
     def _rebuild_graph(self) -> None:
-        """Recompute every edge and future-write marker (inside the sync transaction)."""
+        """Recompute every edge and future-write marker (inside the sync transaction); hubs,
+        constellations and clusters only when the edges or the notes changed (most edits
+        touch neither)."""
         from ..associate.graph import resolve_links
 
-        rows = self.conn.execute("SELECT id, name, path, scope, meta FROM units").fetchall()
-        units = [{"id": i, "name": n, "path": p, "scope": s, "meta": json.loads(m or "{}")} for i, n, p, s, m in rows]
+        rows = self.conn.execute(
+            "SELECT id, name, path, scope, json_extract(meta, '$.links'), json_extract(meta, '$.supersedes'),"
+            " json_extract(meta, '$.index_section'), json_extract(meta, '$.store') FROM units").fetchall()
+        units = [{"id": i, "name": n, "path": p, "scope": s,
+                  "meta": {"links": json.loads(links or "[]"), "supersedes": json.loads(sup or "[]"),
+                           "index_section": section, "store": store}}
+                 for i, n, p, s, links, sup, section, store in rows]
         graph = resolve_links(units)
-        self.conn.execute("DELETE FROM edges")
+        edges = {(e.src, e.dst, e.kind) for e in graph.edges}
+        nodes = [u["id"] for u in units]
+        unchanged = (self.get_meta("graph") == GRAPH_VERSION
+                     and edges == set(self.conn.execute("SELECT src, dst, kind FROM edges"))
+                     and set(nodes) == {u for (u,) in self.conn.execute("SELECT unit FROM graph_nodes")})
         self.conn.execute("DELETE FROM missing_links")
+        self.conn.executemany("INSERT INTO missing_links(src, target, kind) VALUES (?,?,?)", graph.missing)
+        if unchanged:
+            return
+        self.conn.execute("DELETE FROM edges")
         self.conn.executemany("INSERT INTO edges(src, dst, kind) VALUES (?,?,?)",
                               [(e.src, e.dst, e.kind) for e in graph.edges])
-        self.conn.executemany("INSERT INTO missing_links(src, target, kind) VALUES (?,?,?)", graph.missing)
-        self._store_structure([u["id"] for u in units],
-                              [(e.src, e.dst) for e in graph.edges if e.kind not in ("supersedes", "index")],
+        self._store_structure(nodes, [(e.src, e.dst) for e in graph.edges if e.kind not in ("supersedes", "index")],
                               [(e.src, e.dst) for e in graph.edges])
         self._set_meta("graph", GRAPH_VERSION)
 
