@@ -16,6 +16,7 @@ import pytest
 from conftest import STORE_NOTES, write_note
 from memlane import Config, Memory
 from memlane.index import Index, Unit
+from memlane.index.db import GRAPH_VERSION
 from memlane.index.schema import MIGRATIONS
 
 N_STORE = len(STORE_NOTES)
@@ -109,6 +110,28 @@ def test_schema_is_migrated_once(tmp_path):
     idx = Index(path)
     assert idx.counts() == {"units": 0, "chunks": 0, "embeddings": 0}  # reopening does not re-run
     idx.close()
+
+
+def test_an_index_from_an_older_version_is_upgraded_in_place(store, tmp_path):
+    """An index written before the lifecycle and clusters existed (schema 4) gains them on
+    open, rebuilds its graph once, and recalls with the whole pipeline."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, script in enumerate(MIGRATIONS[:4], start=1):
+        for statement in script.split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {number}")
+    conn.execute("INSERT INTO meta(key, value) VALUES ('graph', '3')")
+    conn.close()
+    with Memory([store], embedder="none", index_path=path) as mem:
+        hits = mem.recall("release the postgres upgrade", explain=True)
+        assert hits and hits[0]["explain"]["state"] == "active"
+        assert mem.index.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert mem.index.get_meta("graph") == GRAPH_VERSION
+        assert mem.stats()["clusters"] >= 1
 
 
 def test_wal_mode_and_busy_timeout(tmp_path):

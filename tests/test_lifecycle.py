@@ -235,3 +235,25 @@ def test_a_locked_hit_log_or_index_never_blocks_recall(store, tmp_path, caplog):
         assert sum(offsets.values()) == mem.hit_log.path.stat().st_size
         (refs,) = mem.index.conn.execute("SELECT refs FROM usage WHERE uid LIKE '%postgres_upgrade.md'").fetchone()
         assert refs == 1  # three recalls within the hour, no session: one use
+
+
+def test_parallel_recalls_fold_every_use_exactly_once(store, tmp_path):
+    import subprocess
+    import sys
+
+    index = tmp_path / "i.sqlite"
+    with Memory([store], embedder="none", index_path=index) as mem:
+        mem.refresh()
+    script = (
+        "import sys\nfrom memlane import Memory\n"
+        f"with Memory([{str(store)!r}], embedder='none', index_path={str(index)!r}) as mem:\n"
+        "    for i in range(10):\n"
+        "        mem.recall('postgres upgrade', session=f'{sys.argv[1]}-{i}')\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, f"p{n}"]) for n in range(4)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    with Memory([store], embedder="none", index_path=index) as mem:
+        mem.usage.consume()
+        (refs,) = mem.index.conn.execute(
+            "SELECT refs FROM usage WHERE uid LIKE '%project_postgres_upgrade.md'").fetchone()
+    assert refs == 4 * 10  # forty sessions, each one use: none lost, none counted twice

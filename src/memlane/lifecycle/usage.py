@@ -51,10 +51,37 @@ class Usage:
     # -- reading the hit-log ----------------------------------------------------------
     def consume(self) -> int:
         """Fold the hit-log lines not read yet into ``usage``; returns the references added.
-        Torn or corrupt lines are skipped; a missing log is simply nothing new."""
-        if self.hit_log is None:
-            return 0
-        offsets = json.loads(self.index.get_meta(OFFSETS_KEY) or "{}")
+        Torn or corrupt lines are skipped; a missing log is simply nothing new. Safe when
+        several processes fold at once: the offsets are re-read under the index's write lock,
+        so a line is never counted twice."""
+        if self.hit_log is None or not self._unread(json.loads(self.index.get_meta(OFFSETS_KEY) or "{}")):
+            return 0  # the common case on the hot path: a few stat calls, no lock
+        conn = self.index.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            offsets = json.loads(self.index.get_meta(OFFSETS_KEY) or "{}")
+            records, fresh_offsets = self._read_new(offsets)
+            added = self._fold(sorted(records, key=lambda r: r["t"])) if records else 0
+            if fresh_offsets != offsets:
+                self.index.set_meta(OFFSETS_KEY, json.dumps(fresh_offsets))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return added
+
+    def _unread(self, offsets: dict[str, int]) -> bool:
+        """Whether any log file holds bytes past what was folded (or was replaced)."""
+        for path in self.hit_log.files():
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            if offsets.get(f"{st.st_dev}:{st.st_ino}", 0) != st.st_size:
+                return True
+        return False
+
+    def _read_new(self, offsets: dict[str, int]) -> tuple[list[dict], dict[str, int]]:
         fresh_offsets, records = {}, []
         for path in self.hit_log.files():
             try:
@@ -79,18 +106,7 @@ class Usage:
                         and isinstance(record.get("t"), (int, float)):
                     records.append(record)
             fresh_offsets[key] = start + whole
-        if fresh_offsets == offsets:
-            return 0
-        conn = self.index.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            added = self._fold(sorted(records, key=lambda r: r["t"]))
-            self.index.set_meta(OFFSETS_KEY, json.dumps(fresh_offsets))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return added
+        return records, fresh_offsets
 
     def _fold(self, records: list[dict]) -> int:
         conn = self.index.conn
