@@ -164,7 +164,8 @@ def cmd_status(args) -> int:
              f"hit-log: {data['hit_log'] or 'off'}; lifecycle last updated {data['lifecycle_updated'] or 'never'}"]
     if data["most_used"]:
         lines.append("most used:")
-        lines += [f"  {u['name']}: {u['refs']} uses, last {u['last_used']}, stability {u['stability']}"
+        lines += [f"  {u['name']}: {u['refs']} use{'' if u['refs'] == 1 else 's'}, last {u['last_used']}, "
+                  f"stability {u['stability']}"
                   for u in data["most_used"]]
     lines.append(f"would change now: {data['pending_total']}" + (" (memlane decay applies it)" if data["pending_total"] else ""))
     lines += [f"  {c['name']}: {c['old']} -> {c['new']} ({c['reason']})" for c in data["pending_changes"]]
