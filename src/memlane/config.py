@@ -126,6 +126,33 @@ class LifecycleConfig:
     base_decay: float = 0.5  # ACT-R d in B = ln(sum t_j^-d)
 
 
+class Bracket(str, Enum):
+    """How much of the context window is free (J3), and so how deep memory is injected."""
+
+    FRESH = "fresh"  # >= 70% free: full notes
+    MODERATE = "moderate"  # 40-70%: the most relevant in full, the rest as index lines
+    DEPLETED = "depleted"  # < 40%: index lines only
+
+
+@dataclass
+class InjectConfig:
+    """Layers, brackets, dedup and caps for what the hooks inject (J1-J5)."""
+
+    identity_tokens: int = 200  # layer 1: the user's own notes, at session start
+    project_tokens: int = 500  # layer 2: critical project facts, at session start
+    room_tokens: int = 2000  # layer 3: the prompt's notes
+    deep_tokens: int = 4000  # layer 4: deep search, when asked or when layer 3 is thin
+    deep: str = "auto"  # auto (when layer 3 finds nothing) | always | never
+    max_chars: int = 10_000  # the host's cap per injection (Claude Code: 10,000 characters)
+    fresh_free: float = 0.70  # at least this much of the window free: FRESH
+    moderate_free: float = 0.40  # at least this much: MODERATE; below: DEPLETED
+    default_bracket: str = Bracket.MODERATE.value  # when the fill is unknown
+    moderate_full: int = 1  # MODERATE: how many of the most relevant notes come in full
+    refresh_minutes: float = 120.0  # a note injected in a session comes again after this long
+    context_turns: int = 1  # earlier user turns added to a short prompt's query (R2)
+    statusline_max_age_s: float = 600.0  # an older statusline side file is not trusted
+
+
 @dataclass
 class Config:
     stores: StoresConfig = field(default_factory=StoresConfig)
@@ -135,6 +162,7 @@ class Config:
     associate: AssociateConfig = field(default_factory=AssociateConfig)
     score: ScoreConfig = field(default_factory=ScoreConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    inject: InjectConfig = field(default_factory=InjectConfig)
     sources: list[str] = field(default_factory=list)  # files read, for doctor
 
     def validate(self) -> "Config":
@@ -179,6 +207,16 @@ class Config:
             raise ConfigError("lifecycle: need 0 < dormant_days <= archive_days")
         if lc.spacing_days <= 0:
             raise ConfigError("lifecycle.spacing_days must be > 0")
+        ij = self.inject
+        _choice("inject.default_bracket", ij.default_bracket, Bracket)
+        if ij.deep not in ("auto", "always", "never"):
+            raise ConfigError(f"inject.deep must be auto, always or never; got {ij.deep!r}")
+        if not 0 <= ij.moderate_free <= ij.fresh_free <= 1:
+            raise ConfigError("inject: need 0 <= moderate_free <= fresh_free <= 1")
+        for key in ("identity_tokens", "project_tokens", "room_tokens", "deep_tokens", "max_chars",
+                    "moderate_full", "context_turns"):
+            if getattr(ij, key) < 0:
+                raise ConfigError(f"inject.{key} must be >= 0")
         for mount in self.stores.mounts:
             if mount.scope not in ("user", "project"):
                 raise ConfigError(f"stores.mounts: scope must be 'user' or 'project', got {mount.scope!r}")
@@ -308,4 +346,14 @@ superseded_factor = 0.1
 [lifecycle]               # Darwinian decay, from the hit-log and file dates
 dormant_days = 30
 archive_days = 90
+
+[inject]                  # what the agent hooks inject
+identity_tokens = 200     # layer 1 at session start: your user notes
+project_tokens = 500      # layer 2 at session start: critical project facts
+room_tokens = 2000        # layer 3 per prompt
+deep_tokens = 4000        # layer 4 (deep search): "auto" = when layer 3 finds nothing
+deep = "auto"
+max_chars = 10000         # Claude Code's cap per injection
+default_bracket = "moderate"   # when the context fill is unknown: fresh | moderate | depleted
+refresh_minutes = 120     # a note already injected in this session comes again after this long
 """

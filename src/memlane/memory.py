@@ -224,12 +224,14 @@ class Memory:
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,
                explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,
                divergent: bool = False, refresh: bool = True, session: str | None = None,
-               plan: RecallPlan | None = None) -> list[dict]:
+               plan: RecallPlan | None = None, layer: str = "recall", bracket: str | None = None,
+               record: bool = True) -> list[dict]:
         """The units worth showing for ``prompt``, best first, as plain dicts. Each recall is
         written to the hit-log (``session`` names the agent session, when there is one).
 
         ``include_archived``: deep mode — archived notes are searched too, and a recalled
-        archived note is active again. ``divergent``: add remote associates (A5)."""
+        archived note is active again. ``divergent``: add remote associates (A5). ``layer`` and
+        ``bracket`` go to the hit-log; ``record=False`` leaves no trace (a diagnostic)."""
         depth = Depth(depth)
         plan = plan or RecallPlan(fusion=fusion, include_archived=include_archived, divergent=divergent, k=k)
         if refresh:
@@ -250,8 +252,9 @@ class Memory:
         results = [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None,
                                 states.get(hit.unit_id, "active"))
                    for rank_no, (hit, row) in enumerate(chosen, start=1)]
-        self._log_hits(prompt, results, chosen, session, depth)
-        if plan.include_archived:
+        if record:
+            self._log_hits(prompt, results, chosen, session, depth, layer, bracket)
+        if record and plan.include_archived:
             self._restore([row["uid"] for h, row in chosen if states.get(h.unit_id) in ("archived", "dormant")])
         return results
 
@@ -260,7 +263,8 @@ class Memory:
         exclude = _overridden_user_units(self.index, prompt) if mixed_scopes else frozenset()
         return run_recall(self.index, prompt, self.config, embedder=self.embedder, plan=plan, exclude=exclude)
 
-    def _log_hits(self, prompt: str, results: list[dict], chosen: list, session: str | None, depth: Depth) -> None:
+    def _log_hits(self, prompt: str, results: list[dict], chosen: list, session: str | None, depth: Depth,
+                  layer: str = "recall", bracket: str | None = None) -> None:
         if self.hit_log is None or not results:
             return
         self.hit_log.record(prompt, [
@@ -269,7 +273,8 @@ class Memory:
                        "fused": round(h.legs.fused, 4), "activation": round(h.activation, 4),
                        "relevance": round(h.relevance, 4), "importance": round(h.importance, 4),
                        "recency": round(h.recency, 4), "reached": _reached_kind(h)}}
-            for r, (h, _) in zip(results, chosen)], session=session, depth=depth.value)
+            for r, (h, _) in zip(results, chosen)], session=session, depth=depth.value, layer=layer,
+            bracket=bracket)
 
     @property
     def hit_log(self) -> HitLog | None:
@@ -370,6 +375,40 @@ class Memory:
             }
         return result
 
+    # -- what session start injects (J1) ------------------------------------------------
+    def briefing(self, *, layer: int, refresh: bool = True) -> list[dict]:
+        """Layer 1 (identity: notes of type ``user``) or layer 2 (critical project facts:
+        project-scope ``project`` and ``feedback`` notes), most important first — declared
+        ``importance:``, then centrality in the link graph, then the most recently edited —
+        at full depth. Archived and dormant notes, and private ones, are left out."""
+        if refresh:
+            self.refresh()
+        if layer == 1:
+            where = "u.type = 'user'"
+        elif layer == 2:
+            where = "u.type IN ('project', 'feedback') AND u.scope != 'user'"
+        else:
+            raise ValueError("briefing layers are 1 and 2")
+        ids = [i for (i,) in self.index.conn.execute(f"SELECT u.id FROM units u WHERE {where}")]
+        facts = self.index.unit_facts(ids)
+        rows = self.index.units_by_id(ids)
+        states = unit_states(self.index, ids)
+        ranked = sorted(
+            (i for i in ids if states.get(i) not in ("archived", "dormant") and not rows[i]["meta"].get("private")),
+            key=lambda i: (-(float(facts[i][0]) if facts[i][0] is not None else 0.5), -(facts[i][3] or 0.0),
+                           -(float(facts[i][1]) if facts[i][1] else 0.0), rows[i]["name"]))
+        return [self._result(n, _Briefed(), rows[i], Depth.FULL, None, "active")
+                for n, i in enumerate(ranked, start=1)]
+
+    def notes_with_paths(self) -> list[dict]:
+        """Notes that declare ``paths:`` globs (a file trigger), at full depth, with the globs."""
+        ids = [i for (i,) in self.index.conn.execute(
+            "SELECT id FROM units WHERE json_array_length(json_extract(meta, '$.paths')) > 0")]
+        rows = self.index.units_by_id(ids)
+        states = unit_states(self.index, ids)
+        return [self._result(0, _Briefed(), rows[i], Depth.FULL, None, "active") | {"paths": rows[i]["meta"]["paths"]}
+                for i in ids if states.get(i) != "archived" and not rows[i]["meta"].get("private")]
+
     # -- other reads ----------------------------------------------------------------
     def show(self, name: str, *, refresh: bool = True, session: str | None = None) -> list[dict]:
         """Every note called ``name`` (a name, a file name or a path), in full. Reading a note
@@ -444,6 +483,13 @@ class Memory:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _Briefed:
+    """Stands in for a ranking hit: briefing notes are chosen by importance, not a prompt."""
+
+    score = 0.0
+    path = ["briefing"]
 
 
 def _reached_kind(hit) -> str:

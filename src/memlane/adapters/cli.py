@@ -186,6 +186,26 @@ def cmd_decay(args) -> int:
     return 0
 
 
+def cmd_hook(args) -> int:
+    from .hook import run_hook
+
+    return run_hook(args.event, stores=_store_args(args), embedder=args.embedder, index=args.index,
+                    explain=args.explain)
+
+
+def cmd_statusline(args) -> int:
+    from .hook import run_statusline
+
+    return run_statusline()
+
+
+def _store_args(args) -> list[str] | None:
+    stores = list(args.store or [])
+    if getattr(args, "demo", False):
+        stores.append(str(demo_store_path()))
+    return stores or None
+
+
 def cmd_show(args) -> int:
     memory = _memory(args)
     found = memory.show(args.name)
@@ -314,6 +334,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("decay", parents=[common], help="move idle notes to dormant / archived (from the hit-log)")
     p.add_argument("--dry-run", action="store_true", help="show what would change and why, change nothing")
     p.set_defaults(func=cmd_decay)
+
+    p = sub.add_parser("hook", parents=[common],
+                       help="a Claude Code hook: reads the event JSON on stdin, prints what to inject")
+    p.add_argument("event", choices=["session-start", "user-prompt-submit"],
+                   help="session-start (layers 1-2) or user-prompt-submit (layers 3-4)")
+    p.add_argument("--explain", action="store_true",
+                   help="print what would be injected, in which bracket and why, instead of the hook JSON")
+    p.set_defaults(func=cmd_hook)
+
+    p = sub.add_parser("statusline", help="a statusline command: records the context fill for the hooks")
+    p.set_defaults(func=cmd_statusline)
 
     p = sub.add_parser("show", parents=[common], help="print a note in full")
     p.add_argument("name", help="note name, file name or path")

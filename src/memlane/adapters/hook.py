@@ -1,0 +1,103 @@
+"""Claude Code hooks (../shared/reference/agents-and-mcp.md §1): ``memlane hook session-start``
+and ``memlane hook user-prompt-submit`` read the event JSON on stdin and print the
+``hookSpecificOutput`` JSON on stdout — nothing else ever reaches stdout.
+
+A hook never blocks the agent: on any failure (garbage stdin, a broken store, a locked or
+corrupt index, a missing transcript) it exits 0 with no context and writes one line to
+``<cache>/hook.log``. ``--explain`` prints, instead of the protocol JSON, what would be
+injected, in which bracket, and why (the "what would this prompt bring back" diagnostic).
+
+``memlane statusline`` is a statusline command: it records the context fill Claude Code
+reports, for the hooks to pick the bracket (J3), and prints a short status line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from logging.handlers import RotatingFileHandler
+
+from ..config import cache_home
+
+EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
+log = logging.getLogger("memlane")
+
+
+def _file_logging() -> None:
+    """Hook diagnostics go to a small rotating file: the host shows a hook's stderr only in
+    its debug log, and stdout is protocol."""
+    try:
+        path = cache_home() / "hook.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = RotatingFileHandler(path, maxBytes=1_000_000, backupCount=1, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s: %(message)s"))
+        root = logging.getLogger("memlane")
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        root.propagate = False  # not to stderr: the host would show it as hook output
+    except OSError:
+        pass  # no log file: still never fail
+
+
+def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
+             explain: bool = False, stdin=None, stdout=None) -> int:
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    started = time.perf_counter()
+    _file_logging()
+    try:
+        raw = stdin.read()
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
+        from ..inject.layers import session_start, user_prompt
+        from ..memory import Memory
+
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
+        with Memory(stores or None, embedder=embedder, index_path=index, cwd=cwd) as memory:
+            if not memory.specs:
+                log.info("hook %s: no memory folders configured for %s; nothing to inject", event, cwd or os.getcwd())
+                return 0
+            run = session_start if event == "session-start" else user_prompt
+            injection = run(memory, payload, dry_run=explain)
+        injection.report["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        if explain:
+            stdout.write(json.dumps(injection.report, ensure_ascii=False, indent=2) + "\n\n" +
+                         (injection.text or "(nothing would be injected)") + "\n")
+            return 0
+        if injection.text:
+            stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": EVENTS[event],
+                                                            "additionalContext": injection.text}},
+                                    ensure_ascii=False))
+        log.info("hook %s: session %s, %s chars in %.0f ms", event, payload.get("session_id"),
+                 len(injection.text), injection.report["ms"])
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a hook must never block the agent
+        log.warning("hook %s failed, nothing injected: %s: %s", event, type(exc).__name__, exc)
+        return 0
+
+
+def run_statusline(stdin=None, stdout=None) -> int:
+    """Record ``context_window`` for the hooks; print ``memlane · 23% of context used``."""
+    from ..inject.session import write_context
+
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    try:
+        payload = json.loads(stdin.read() or "{}")
+        window = payload.get("context_window") if isinstance(payload, dict) else None
+        if isinstance(window, dict) and payload.get("session_id"):
+            used = window.get("used_percentage")
+            write_context(str(payload["session_id"]), used, window.get("context_window_size"))
+            stdout.write(f"memlane · {used:.0f}% of context used\n" if isinstance(used, (int, float))
+                         else "memlane\n")
+        else:
+            stdout.write("memlane\n")
+    except Exception as exc:  # noqa: BLE001 - a status line must always print something
+        logging.getLogger("memlane").info("statusline input unreadable: %s", exc)
+        stdout.write("memlane\n")
+    return 0
+
+
+__all__ = ["EVENTS", "run_hook", "run_statusline"]

@@ -1,0 +1,129 @@
+"""Turning recalled notes into the text a hook injects (J2, J3, J5).
+
+Depth per bracket: FRESH shows notes in full, MODERATE the most relevant in full and the rest
+as index lines, DEPLETED index lines only. A layer's token budget and the host's character cap
+are never exceeded: a note that does not fit at its depth drops to an index line, and when
+even index lines stop fitting the text ends, at a note boundary, with a pointer to the rest.
+Never nothing: a matching note is at least an index line while there is room for one.
+
+The text is phrased as background facts with each note's source path — imperative "system"
+wording can trip the host's prompt-injection defences (agents-and-mcp.md §1.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Bracket
+from ..eval.metrics import estimate_tokens
+
+PREVIEW = 160
+
+
+@dataclass
+class Item:
+    """One note as the renderer needs it (from a recall result at full depth)."""
+
+    name: str
+    title: str
+    path: str
+    type: str | None = None
+    scope: str = "project"
+    description: str = ""
+    body: str = ""
+    hook: str = ""  # the MEMORY.md line, or the description
+    reached: str = "seed"
+
+    @classmethod
+    def from_result(cls, r: dict) -> "Item":
+        return cls(name=r["name"], title=r.get("title") or r["name"], path=r["path"], type=r.get("type"),
+                   scope=r.get("scope", "project"), description=r.get("description") or "",
+                   body=r.get("body") or "", hook=r.get("preview") or r.get("description") or "",
+                   reached=r.get("reached", "seed"))
+
+
+def planned_depth(position: int, bracket: Bracket, moderate_full: int) -> str:
+    """The depth a note at ``position`` (0 = most relevant) gets in ``bracket``."""
+    if bracket is Bracket.FRESH:
+        return "full"
+    if bracket is Bracket.MODERATE:
+        return "full" if position < moderate_full else "index"
+    return "index"
+
+
+def full_block(item: Item) -> str:
+    kind = f"{item.type or 'note'}, {item.scope}"
+    lines = [f"### {item.title} ({kind}) — {item.path}"]
+    if item.description:
+        lines.append(item.description)
+    if item.body.strip():
+        lines.append(item.body.strip())
+    if item.reached and not item.reached.startswith("seed"):
+        lines.append(f"(recalled {item.reached})")
+    return "\n".join(lines)
+
+
+def summary_line(item: Item) -> str:
+    text = " ".join((item.hook or item.description or item.body).split())
+    if len(text) > PREVIEW:
+        text = text[: PREVIEW - 1] + "…"
+    return f"- {item.title} ({item.type or 'note'}): {text} — {item.path}"
+
+
+def index_line(item: Item) -> str:
+    return summary_line(item)  # an index line is the MEMORY.md form: title, hook, where it lives
+
+
+@dataclass
+class Rendered:
+    text: str
+    shown: list[tuple[Item, str]]  # each note and the depth it was shown at
+    omitted: list[Item]  # matched but did not fit
+
+
+def render(items: list[tuple[Item, str]], *, header: str, budget_tokens: int, max_chars: int,
+           index_header: str = "Also relevant (one line each; `memlane show NAME` prints a note in full):"
+           ) -> Rendered:
+    """Lay out ``items`` (each with its planned depth) within ``budget_tokens`` and
+    ``max_chars``: full notes first, in order, then the index lines."""
+    if not items or max_chars <= len(header) + 2:
+        return Rendered("", [], [item for item, _ in items])
+    tail_room = 120  # always keep room for the pointer to what did not fit
+    full_parts, lines, shown, omitted = [], [], [], []
+    used_chars = len(header) + 1
+    used_tokens = estimate_tokens(header)
+    for item, depth in items:
+        if depth == "full":
+            block = full_block(item)
+            cost = len(block) + 2
+            if (used_chars + cost + tail_room <= max_chars
+                    and used_tokens + estimate_tokens(block) <= budget_tokens):
+                full_parts.append(block)
+                shown.append((item, "full"))
+                used_chars += cost
+                used_tokens += estimate_tokens(block)
+                continue
+            depth = "index"  # too big for what is left: never nothing, an index line instead
+        line = summary_line(item) if depth == "summary" else index_line(item)
+        extra = len(line) + 1 + (0 if lines else len(index_header) + 2)
+        if used_chars + extra + tail_room > max_chars:
+            omitted.append(item)
+            continue
+        lines.append(line)
+        shown.append((item, depth))
+        used_chars += extra
+        used_tokens += estimate_tokens(line)
+    parts = [header]
+    if full_parts:
+        parts.append("\n\n".join(full_parts))
+    if lines:
+        parts.append((index_header + "\n" if full_parts else "") + "\n".join(lines))
+    if omitted:
+        names = ", ".join(i.name for i in omitted[:5]) + (" …" if len(omitted) > 5 else "")
+        if len(names) > 50:
+            names = names[:49] + "…"
+        parts.append(f"({len(omitted)} more matching note(s) did not fit: {names}; `memlane show NAME` prints one)")
+    text = "\n\n".join(parts)
+    if len(text) > max_chars:  # cannot happen by construction; the host's cap is a hard limit
+        text = text[: max_chars - 1] + "…"
+    return Rendered(text, shown, omitted)

@@ -1,0 +1,127 @@
+"""Per-session state for the hooks: what was injected (J4 dedup) and the context fill the
+statusline last reported (J3).
+
+One small JSON file per session under the cache directory, replaced atomically. A unit is
+injected once per session — again only when its text changed, when ``refresh_minutes`` passed,
+when it can now be shown deeper than before (an index line earlier, the full note now), or
+after the context was compacted or cleared (SessionStart with source ``compact``/``clear``
+resets the state). A damaged or missing file is an empty state: the worst case is one
+repeated injection.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import cache_home
+
+log = logging.getLogger("memlane.inject")
+
+DEPTH_RANK = {"index": 1, "summary": 2, "full": 3}
+KEEP_DAYS = 14  # session files older than this are removed when a new session starts
+
+
+def sessions_dir() -> Path:
+    return cache_home() / "sessions"
+
+
+def _safe(session_id: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id or "no-session")[:120]
+    return cleaned.lstrip(".") or "no-session"
+
+
+@dataclass
+class SessionState:
+    session_id: str
+    injected: dict[str, list] = field(default_factory=dict)  # uid -> [content hash, time, depth]
+    path: Path | None = None
+
+    @classmethod
+    def load(cls, session_id: str) -> "SessionState":
+        path = sessions_dir() / f"{_safe(session_id)}.json"
+        state = cls(session_id, path=path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and isinstance(data.get("injected"), dict):
+                state.injected = {k: v for k, v in data["injected"].items() if isinstance(v, list) and len(v) == 3}
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            log.info("session state %s unreadable (%s); starting afresh", path, exc)
+        return state
+
+    def wants(self, uid: str, content_hash: str, depth: str, *, refresh_s: float, now: float | None = None) -> bool:
+        """Whether injecting ``uid`` at ``depth`` adds something this session has not seen."""
+        seen = self.injected.get(uid)
+        if seen is None:
+            return True
+        old_hash, when, old_depth = seen
+        now = time.time() if now is None else now
+        return (old_hash != content_hash or now - float(when) >= refresh_s
+                or DEPTH_RANK.get(depth, 0) > DEPTH_RANK.get(old_depth, 0))
+
+    def mark(self, uid: str, content_hash: str, depth: str, now: float | None = None) -> None:
+        self.injected[uid] = [content_hash, time.time() if now is None else now, depth]
+
+    def reset(self) -> None:
+        self.injected = {}
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".state-")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"session": self.session_id, "injected": self.injected}, handle)
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log.warning("session state %s not saved (%s); a note may be injected twice", self.path, exc)
+
+
+def prune_old_sessions(now: float | None = None) -> None:
+    now = time.time() if now is None else now
+    try:
+        for path in sessions_dir().glob("*.json"):
+            if now - path.stat().st_mtime > KEEP_DAYS * 86_400:
+                path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+# -- the statusline side file (J3) -----------------------------------------------------------
+def context_file(session_id: str) -> Path:
+    return sessions_dir() / f"{_safe(session_id)}.context"
+
+
+def write_context(session_id: str, used_percentage: float | None, window: int | None) -> None:
+    """What ``memlane statusline`` records for the hooks: the fill Claude Code reported."""
+    path = context_file(session_id)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ctx-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"used_percentage": used_percentage, "window": window, "t": time.time()}, handle)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.info("statusline side file %s not written: %s", path, exc)
+
+
+def read_context(session_id: str, *, max_age_s: float) -> tuple[float | None, int | None]:
+    """(fill fraction, window size) from the side file, if it is recent enough."""
+    try:
+        data = json.loads(context_file(session_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(data, dict) or time.time() - float(data.get("t") or 0) > max_age_s:
+        return None, None
+    used, window = data.get("used_percentage"), data.get("window")
+    fill = float(used) / 100 if isinstance(used, (int, float)) and not isinstance(used, bool) else None
+    return fill, int(window) if isinstance(window, int) and window > 0 else None

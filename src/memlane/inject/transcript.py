@@ -1,0 +1,123 @@
+"""What a Claude Code transcript says about the session (../shared/reference/agents-and-mcp.md
+§1.9–1.10): how full the context window is, and what the user said recently (R2).
+
+The transcript is JSONL, written asynchronously (the current turn may be missing). Fill comes
+from the last main-thread assistant line with ``usage``: input + cache-creation + cache-read
+tokens over the window size — the statusline's own formula. Sidechain (subagent) lines and
+``<synthetic>`` messages carry no real usage and are skipped; a ``compact_boundary`` after the
+last usage means the context was just compacted and its fill is unknown. Only the tail of a
+large transcript is read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("memlane.inject")
+
+TAIL_BYTES = 2_000_000  # a long session's transcript can be large; the answer is near its end
+DEFAULT_WINDOW = 200_000
+#: model id fragments with a 1M-token window (Claude Code: "[1m]" suffix for extended context)
+LARGE_WINDOW_MARKERS = ("[1m]", "-1m")
+
+
+@dataclass
+class TranscriptView:
+    used_tokens: int | None = None  # context in use at the last assistant turn
+    model: str | None = None
+    compacted: bool = False  # a compact boundary came after the last usage
+    recent_user_turns: list[str] = field(default_factory=list)  # newest last, text only
+    problem: str | None = None  # why nothing could be read, if so
+
+    def fill(self, window: int | None = None) -> float | None:
+        """Fraction of the window in use, or None when unknown."""
+        if self.used_tokens is None or self.compacted:
+            return None
+        size = window or window_for(self.model)
+        return min(1.0, self.used_tokens / size) if size else None
+
+
+def window_for(model: str | None) -> int:
+    if model and any(marker in model.lower() for marker in LARGE_WINDOW_MARKERS):
+        return 1_000_000
+    return DEFAULT_WINDOW
+
+
+def read_transcript(path: str | Path | None, *, user_turns: int = 2) -> TranscriptView:
+    """Parse the tail of a transcript; never raises (a missing or garbled file yields an
+    empty view with ``problem`` set)."""
+    view = TranscriptView()
+    if not path:
+        view.problem = "no transcript path"
+        return view
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(0, size - TAIL_BYTES))
+            data = handle.read()
+    except OSError as exc:
+        view.problem = f"transcript unreadable: {exc}"
+        return view
+    lines = data.split(b"\n")
+    if size > TAIL_BYTES:
+        lines = lines[1:]  # the first line of a tail is probably cut
+    for raw in reversed(lines):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(entry, dict) or entry.get("isSidechain"):
+            continue
+        kind = entry.get("type")
+        if kind == "system" and entry.get("subtype") == "compact_boundary" and view.used_tokens is None:
+            view.compacted = True
+        elif kind == "assistant" and view.used_tokens is None and not view.compacted:
+            _take_usage(entry, view)
+        elif kind == "user" and len(view.recent_user_turns) < user_turns:
+            text = _user_text(entry)
+            if text:
+                view.recent_user_turns.insert(0, text)
+        if (view.used_tokens is not None or view.compacted) and len(view.recent_user_turns) >= user_turns:
+            break
+    return view
+
+
+def _take_usage(entry: dict, view: TranscriptView) -> None:
+    message = entry.get("message")
+    if not isinstance(message, dict) or message.get("model") == "<synthetic>":
+        return
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return
+    parts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    numbers = [p for p in parts if isinstance(p, int) and not isinstance(p, bool)]
+    if not numbers:
+        return
+    view.used_tokens = sum(numbers)
+    view.model = message.get("model") if isinstance(message.get("model"), str) else None
+
+
+def _user_text(entry: dict) -> str:
+    """The words a person typed: string content, or text blocks (tool results are not turns)."""
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return ""
+        text = " ".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    else:
+        return ""
+    text = text.strip()
+    if text.startswith("<") and ("command-name>" in text[:200] or "system-reminder>" in text[:200]):
+        return ""  # slash-command echoes and injected reminders are not the user's words
+    return text
