@@ -1,0 +1,265 @@
+"""The Claude Code hooks, run as Claude Code runs them: a subprocess, the event JSON on stdin,
+the hookSpecificOutput JSON (or nothing) on stdout, exit 0 whatever happens.
+
+Golden inputs follow ../shared/reference/agents-and-mcp.md §1.4, §1.5 and §1.10: transcripts
+with sidechain lines, a message id repeated by streaming, ``<synthetic>`` lines and a compact
+boundary."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import write_note
+from memlane.config import Bracket, InjectConfig
+from memlane.inject.layers import choose_bracket
+from memlane.inject.render import Item, render
+from memlane.inject.transcript import read_transcript
+
+CAP = 10_000
+
+
+# -- golden transcripts ----------------------------------------------------------------------------
+def user_line(text, *, sidechain=False, uuid="u"):
+    return {"type": "user", "isSidechain": sidechain, "uuid": uuid, "sessionId": "s",
+            "message": {"role": "user", "content": text}}
+
+
+def assistant_line(used, *, model="claude-sonnet-5", sidechain=False, mid="m1"):
+    return {"type": "assistant", "isSidechain": sidechain, "uuid": mid, "requestId": "r-" + mid,
+            "message": {"model": model, "id": mid, "type": "message", "role": "assistant",
+                        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+                        "usage": {"input_tokens": used // 10, "cache_creation_input_tokens": used // 2,
+                                  "cache_read_input_tokens": used - used // 10 - used // 2, "output_tokens": 50}}}
+
+
+def write_transcript(path: Path, used: int, *, compact_after=False) -> Path:
+    lines = [
+        {"type": "summary", "summary": "an earlier session"},
+        user_line("how do we key the CI caches?", uuid="u1"),
+        assistant_line(used // 2, mid="m0"),
+        user_line([{"type": "tool_result", "tool_use_id": "t1", "content": "output"}], uuid="u2"),
+        assistant_line(used, mid="m1"),
+        assistant_line(used, mid="m1"),  # streaming re-emits the same message id
+        assistant_line(190_000, sidechain=True, mid="m9"),  # a subagent's context: not ours
+        {"type": "assistant", "isSidechain": False, "uuid": "x",
+         "message": {"model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": "…"}],
+                     "usage": {"input_tokens": 0, "output_tokens": 0}}},
+        {"type": "system", "subtype": "local_command", "content": "<command-name>/cost</command-name>"},
+    ]
+    if compact_after:
+        lines.append({"type": "system", "subtype": "compact_boundary",
+                      "compactMetadata": {"trigger": "auto", "preTokens": 167189}})
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n{torn", encoding="utf-8")
+    return path
+
+
+def test_fill_comes_from_the_last_main_thread_usage(tmp_path):
+    view = read_transcript(write_transcript(tmp_path / "t.jsonl", 100_000))
+    assert view.used_tokens == 100_000 and view.model == "claude-sonnet-5" and not view.compacted
+    assert view.fill() == pytest.approx(0.5)
+    assert view.recent_user_turns == ["how do we key the CI caches?"]  # the tool result is no turn
+
+
+def test_a_compact_boundary_makes_the_fill_unknown(tmp_path):
+    view = read_transcript(write_transcript(tmp_path / "t.jsonl", 100_000, compact_after=True))
+    assert view.compacted and view.fill() is None
+
+
+def test_a_missing_or_garbage_transcript_is_an_empty_view(tmp_path):
+    assert read_transcript(tmp_path / "nope.jsonl").problem
+    (tmp_path / "g.jsonl").write_bytes(b"\x00\xff garbage\n[1,2]\n")
+    view = read_transcript(tmp_path / "g.jsonl")
+    assert view.fill() is None and view.recent_user_turns == []
+
+
+@pytest.mark.parametrize("fill, bracket", [(0.10, Bracket.FRESH), (0.50, Bracket.MODERATE),
+                                           (0.80, Bracket.DEPLETED), (None, Bracket.MODERATE)])
+def test_brackets(fill, bracket):
+    assert choose_bracket(fill, InjectConfig())[0] is bracket
+
+
+# -- rendering within the cap ------------------------------------------------------------------------
+def test_rendering_never_exceeds_the_cap_and_cuts_at_note_boundaries():
+    items = [(Item(name=f"n{i}", title=f"Note {i}", path=f"/m/n{i}.md", description="d" * 80, body="x" * 4000),
+              "full") for i in range(40)]
+    out = render(items, header="H", budget_tokens=100_000, max_chars=CAP)
+    assert len(out.text) <= CAP and out.shown and out.omitted
+    assert [d for _, d in out.shown[:2]] == ["full", "full"] and out.shown[2][1] == "index"  # then index lines
+    assert out.text.rstrip().endswith("prints one)")
+    for item, depth in out.shown:
+        assert (("x" * 4000) in out.text) if depth == "full" else item.path in out.text
+
+
+def test_a_depleted_bracket_still_shows_every_match_as_a_line():
+    items = [(Item(name=f"n{i}", title=f"Note {i}", path=f"/m/n{i}.md", body="b" * 3000), "index") for i in range(3)]
+    out = render(items, header="H", budget_tokens=10, max_chars=CAP)
+    assert [d for _, d in out.shown] == ["index"] * 3 and "b" * 200 not in out.text
+
+
+# -- the hook as a subprocess ------------------------------------------------------------------------
+@pytest.fixture
+def hook_env(tmp_path, sealed_env):
+    store = tmp_path / "store"
+    write_note(store, "user_role.md", "---\nname: user_role\ndescription: The user is a backend engineer who "
+               "prefers terse answers\ntype: user\n---\nPrefers Go and terse answers.\n")
+    write_note(store, "project_freeze.md", "---\nname: project_freeze\ndescription: Release freeze until the Q3 "
+               "audit is done\ntype: project\nimportance: 0.9\n---\nNo releases before the Q3 audit closes.\n")
+    write_note(store, "feedback_ci_cache.md", "---\nname: feedback_ci_cache\ndescription: Key CI caches on the "
+               "lockfile hash, never on the branch name\ntype: feedback\n---\nCaches keyed on branch names go "
+               "stale after a rebase; key them on the lockfile hash.\n")
+    write_note(store, "feedback_lock_timeout.md", "---\nname: feedback_lock_timeout\ndescription: Set "
+               "lock_timeout first\ntype: feedback\npaths: [\"db/migrations/*.sql\"]\n---\nA statement waiting on "
+               "a lock blocks every writer behind it.\n")
+    return {"store": store, "index": tmp_path / "i.sqlite", "tmp": tmp_path}
+
+
+def run_hook(env, event, payload, *extra, raw=None):
+    cmd = [sys.executable, "-m", "memlane.adapters.cli", "hook", event, "--store", str(env["store"]),
+           "--embedder", "none", "--index", str(env["index"]), *extra]
+    stdin = raw if raw is not None else json.dumps(payload)
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    return proc
+
+
+def prompt_payload(env, prompt, session="s1", transcript=None):
+    return {"session_id": session, "transcript_path": str(transcript or env["tmp"] / "none.jsonl"),
+            "cwd": str(env["tmp"]), "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt}
+
+
+def context_of(proc) -> str:
+    assert proc.returncode == 0, proc.stderr
+    if not proc.stdout.strip():
+        return ""
+    data = json.loads(proc.stdout)
+    assert set(data) == {"hookSpecificOutput"}
+    out = data["hookSpecificOutput"]
+    assert out["hookEventName"] in ("UserPromptSubmit", "SessionStart")
+    assert len(out["additionalContext"]) <= CAP
+    return out["additionalContext"]
+
+
+def test_user_prompt_submit_injects_background_with_source_paths(hook_env):
+    text = context_of(run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "why is the CI cache stale after a rebase?")))
+    assert text.startswith("Relevant memory (background facts") and "feedback_ci_cache.md" in text
+    assert "key them on the lockfile hash" in text  # unknown fill -> moderate: the best note in full
+
+
+@pytest.mark.parametrize("fill, bracket", [(0.10, "fresh"), (0.50, "moderate"), (0.80, "depleted")])
+def test_the_bracket_follows_the_transcript(hook_env, fill, bracket):
+    transcript = write_transcript(hook_env["tmp"] / "t.jsonl", int(200_000 * fill))
+    payload = prompt_payload(hook_env, "why is the CI cache stale after a rebase?", transcript=transcript)
+    proc = run_hook(hook_env, "user-prompt-submit", payload, "--explain")
+    report = json.loads(proc.stdout.split("\n\n", 1)[0])
+    assert report["bracket"] == bracket and report["fill_source"] == "transcript"
+    text = context_of(run_hook(hook_env, "user-prompt-submit", payload))
+    assert ("### " in text) == (bracket != "depleted")
+
+
+def test_dedup_across_prompts_and_reset_after_compact(hook_env):
+    payload = prompt_payload(hook_env, "why is the CI cache stale after a rebase?")
+    assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload))
+    assert context_of(run_hook(hook_env, "user-prompt-submit", payload)) == ""
+    assert context_of(run_hook(hook_env, "user-prompt-submit", payload)) == ""
+    start = {"session_id": "s1", "transcript_path": payload["transcript_path"], "cwd": payload["cwd"],
+             "hook_event_name": "SessionStart", "source": "compact"}
+    context_of(run_hook(hook_env, "session-start", start))
+    assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload))
+    # another session has its own state
+    assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload | {"session_id": "s2"}))
+
+
+def test_an_edited_note_is_injected_again(hook_env):
+    payload = prompt_payload(hook_env, "why is the CI cache stale after a rebase?")
+    context_of(run_hook(hook_env, "user-prompt-submit", payload))
+    note = hook_env["store"] / "feedback_ci_cache.md"
+    note.write_text(note.read_text() + "Also purge the old cache once.\n")
+    assert "purge the old cache" in context_of(run_hook(hook_env, "user-prompt-submit", payload))
+
+
+def test_session_start_injects_identity_and_project_facts(hook_env):
+    start = {"session_id": "s9", "transcript_path": "/nowhere.jsonl", "cwd": str(hook_env["tmp"]),
+             "hook_event_name": "SessionStart", "source": "startup", "model": "claude-sonnet-5"}
+    text = context_of(run_hook(hook_env, "session-start", start))
+    assert "About you:" in text and "backend engineer" in text
+    assert "This project:" in text and "Release freeze" in text
+    assert text.index("About you:") < text.index("This project:")
+
+
+def test_a_file_named_in_the_prompt_triggers_its_note(hook_env):
+    text = context_of(run_hook(hook_env, "user-prompt-submit",
+                               prompt_payload(hook_env, "review db/migrations/0042_add_owner.sql please")))
+    assert "feedback_lock_timeout.md" in text and "paths: db/migrations/*.sql matches" in text
+
+
+def test_a_short_prompt_borrows_the_previous_user_turn(hook_env):
+    transcript = hook_env["tmp"] / "t.jsonl"
+    transcript.write_text(json.dumps(user_line("our CI cache goes stale after every rebase")) + "\n")
+    proc = run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "ok fix it", transcript=transcript),
+                    "--explain")
+    report = json.loads(proc.stdout.split("\n\n", 1)[0])
+    assert report["query"] == "our CI cache goes stale after every rebase ok fix it"
+    assert report["shown"] and report["shown"][0]["name"] == "feedback_ci_cache"
+
+
+@pytest.mark.parametrize("raw", ["not json at all", "[1, 2, 3]", "", "{\"prompt\": 42}"])
+def test_garbage_stdin_exits_0_with_nothing_and_a_log_line(hook_env, raw, sealed_env):
+    proc = run_hook(hook_env, "user-prompt-submit", None, raw=raw)
+    assert proc.returncode == 0 and proc.stdout == ""
+    if raw.strip() and raw != "{\"prompt\": 42}":
+        assert "failed, nothing injected" in (sealed_env / "cache" / "hook.log").read_text()
+
+
+def test_a_broken_config_or_index_never_blocks(hook_env, monkeypatch, sealed_env):
+    bad = hook_env["tmp"] / "bad.toml"
+    bad.write_text("[retrieve\nk = ")
+    monkeypatch.setenv("MEMLANE_CONFIG", str(bad))
+    proc = run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "ci cache"))
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert "ConfigError" in (sealed_env / "cache" / "hook.log").read_text()
+    monkeypatch.delenv("MEMLANE_CONFIG")
+    hook_env["index"].mkdir()  # the index path is a folder: unopenable
+    text = context_of(run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "ci cache rebase")))
+    assert "feedback_ci_cache.md" in text  # an in-memory index for this run
+
+
+def test_explain_is_a_dry_run(hook_env):
+    payload = prompt_payload(hook_env, "why is the CI cache stale after a rebase?")
+    for _ in range(2):
+        proc = run_hook(hook_env, "user-prompt-submit", payload, "--explain")
+        assert json.loads(proc.stdout.split("\n\n", 1)[0])["shown"]
+    assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload))
+
+
+def test_parallel_sessions(hook_env):
+    context_of(run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "warm up the index")))
+    cmd = [sys.executable, "-m", "memlane.adapters.cli", "hook", "user-prompt-submit", "--store",
+           str(hook_env["store"]), "--embedder", "none", "--index", str(hook_env["index"])]
+    procs = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(8)]
+    for n, proc in enumerate(procs):
+        proc.stdin.write(json.dumps(prompt_payload(hook_env, "why is the CI cache stale after a rebase?",
+                                                   session=f"p{n}")))
+        proc.stdin.close()
+    outputs = [(proc.wait(timeout=120), proc.stdout.read()) for proc in procs]
+    assert all(code == 0 and "feedback_ci_cache.md" in out for code, out in outputs)
+    log = Path(f"{hook_env['index']}.hits.jsonl").read_text().splitlines()
+    sessions = {json.loads(line)["session"] for line in log if line.strip()}
+    assert {f"p{n}" for n in range(8)} <= sessions
+
+
+def test_statusline_side_file_sets_the_bracket(hook_env):
+    status = {"session_id": "s5", "transcript_path": "/x.jsonl", "model": {"id": "claude-opus-5"},
+              "context_window": {"context_window_size": 200_000, "used_percentage": 85, "remaining_percentage": 15}}
+    proc = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "statusline"], input=json.dumps(status),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "85% of context used" in proc.stdout
+    report = json.loads(run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "ci cache rebase", session="s5"),
+                                 "--explain").stdout.split("\n\n", 1)[0])
+    assert report["bracket"] == "depleted" and report["fill_source"] == "statusline"
