@@ -206,6 +206,32 @@ def _store_args(args) -> list[str] | None:
     return stores or None
 
 
+def cmd_install(args, *, remove: bool = False) -> int:
+    from .install import InstallError, apply, plan_claude, settings_path
+
+    path = settings_path("user" if args.user else "project")
+    try:
+        change = plan_claude(path, remove=remove, statusline=getattr(args, "statusline", False))
+    except InstallError as exc:
+        raise CliError(str(exc)) from None
+    verb = "remove memlane from" if remove else "install memlane into"
+    if not change.changed:
+        sys.stdout.write(f"{path}: nothing to change\n")
+        return 0
+    if args.dry_run:
+        sys.stdout.write(f"would {verb} {path}:\n{change.diff()}")
+        return 0
+    apply(change)
+    done = "removed from" if remove else "installed in"
+    sys.stdout.write(f"memlane hooks {done} {path}" + ("" if remove else
+                     " (UserPromptSubmit and SessionStart; restart Claude Code or open /hooks to check)") + "\n")
+    return 0
+
+
+def cmd_uninstall(args) -> int:
+    return cmd_install(args, remove=True)
+
+
 def cmd_show(args) -> int:
     memory = _memory(args)
     found = memory.show(args.name)
@@ -345,6 +371,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("statusline", help="a statusline command: records the context fill for the hooks")
     p.set_defaults(func=cmd_statusline)
+
+    p = sub.add_parser("install", help="register memlane's hooks with an agent (merges, idempotent)")
+    p.add_argument("agent", choices=["claude"], help="the agent whose settings to change")
+    p.add_argument("--user", action="store_true",
+                   help="~/.claude/settings.json (all projects) instead of this repository's .claude/settings.json")
+    p.add_argument("--statusline", action="store_true",
+                   help="also make memlane the statusline (it records the context fill for the hooks)")
+    p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
+    p.set_defaults(func=cmd_install)
+
+    p = sub.add_parser("uninstall", help="remove memlane's hooks from an agent's settings")
+    p.add_argument("agent", choices=["claude"], help="the agent whose settings to change")
+    p.add_argument("--user", action="store_true", help="~/.claude/settings.json instead of the repository's")
+    p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
+    p.set_defaults(func=cmd_uninstall)
 
     p = sub.add_parser("show", parents=[common], help="print a note in full")
     p.add_argument("name", help="note name, file name or path")

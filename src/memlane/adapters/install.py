@@ -1,0 +1,141 @@
+"""``memlane install claude`` / ``memlane uninstall claude``: register the hooks (and
+optionally the statusline) in Claude Code's settings (agents-and-mcp.md §1.1–1.2).
+
+The settings file is merged, never replaced: other hooks stay as they are, memlane's own
+entries (recognised by their ``memlane … hook`` command) are replaced, so installing twice
+changes nothing. Timeouts are in seconds, as Claude Code reads them. A settings file that is
+not valid JSON is left untouched and reported. ``--dry-run`` prints the diff instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store import git_root
+
+HOOK_TIMEOUT_S = 10  # UserPromptSubmit blocks the prompt; memlane answers in well under a second
+SESSION_MATCHER = "startup|resume|clear|compact"
+
+
+class InstallError(Exception):
+    """The settings cannot be changed safely; the message says why."""
+
+
+@dataclass
+class Change:
+    path: Path
+    before: str
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(self.before.splitlines(True), self.after.splitlines(True),
+                                            fromfile=f"{self.path} (now)", tofile=f"{self.path} (after)"))
+
+
+def memlane_command() -> str:
+    """How Claude Code should start memlane: the absolute path of this installation's script
+    (not a bare name: the agent's PATH may not hold the virtualenv)."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "memlane" and argv0.exists():
+        return str(argv0.absolute())
+    beside = Path(sys.executable).parent / "memlane"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("memlane")
+    if found:
+        return str(Path(found).absolute())
+    return f"{shlex.quote(sys.executable)} -m memlane.adapters.cli"
+
+
+def settings_path(scope: str, cwd: Path | None = None) -> Path:
+    if scope == "user":
+        base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+        return base / "settings.json"
+    root = git_root(cwd or Path.cwd()) or (cwd or Path.cwd())
+    return root / ".claude" / "settings.json"
+
+
+def _is_ours(handler: dict) -> bool:
+    command = str(handler.get("command", "")) + " " + " ".join(map(str, handler.get("args", []) or []))
+    return "memlane" in command and (" hook " in f" {command} " or "statusline" in command)
+
+
+def _without_ours(groups: list) -> list:
+    out = []
+    for group in groups:
+        if not isinstance(group, dict):
+            out.append(group)
+            continue
+        handlers = [h for h in group.get("hooks", []) if not (isinstance(h, dict) and _is_ours(h))]
+        if handlers:
+            out.append({**group, "hooks": handlers})
+        elif not group.get("hooks"):
+            out.append(group)
+    return out
+
+
+def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, command: str | None = None) -> Change:
+    """The settings text after installing (or removing) memlane's hooks."""
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        settings = json.loads(before) if before.strip() else {}
+    except ValueError as exc:
+        raise InstallError(f"{path} is not valid JSON ({exc}); fix it first, memlane will not overwrite it") from None
+    if not isinstance(settings, dict) or not isinstance(settings.get("hooks", {}), dict):
+        raise InstallError(f"{path}: unexpected shape (expected an object with a 'hooks' object)")
+    base = _shell_prefix(command or memlane_command())
+    hooks = dict(settings.get("hooks", {}))
+    for event in ("UserPromptSubmit", "SessionStart"):
+        groups = _without_ours(list(hooks.get(event, [])))
+        if not remove:
+            name = "user-prompt-submit" if event == "UserPromptSubmit" else "session-start"
+            group = {"hooks": [{"type": "command", "command": f"{base} hook {name}", "timeout": HOOK_TIMEOUT_S}]}
+            if event == "SessionStart":
+                group = {"matcher": SESSION_MATCHER, **group}
+            groups.append(group)
+        if groups:
+            hooks[event] = groups
+        else:
+            hooks.pop(event, None)
+    after_settings = {**settings, "hooks": hooks}
+    if not hooks:
+        after_settings.pop("hooks")
+    current_status = settings.get("statusLine")
+    if remove and isinstance(current_status, dict) and _is_ours(current_status):
+        after_settings.pop("statusLine")
+    elif statusline and not remove:
+        if current_status and not (isinstance(current_status, dict) and _is_ours(current_status)):
+            raise InstallError(f"{path} already has a statusLine ({current_status.get('command') if isinstance(current_status, dict) else current_status}); "
+                               "keep it, or remove it and install again with --statusline")
+        after_settings["statusLine"] = {"type": "command", "command": f"{base} statusline", "padding": 0}
+    after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
+    return Change(path, before, after)
+
+
+def _shell_prefix(command: str) -> str:
+    """A path is quoted for the shell; a ready command line (``python -m …``) is kept."""
+    return shlex.quote(command) if os.path.exists(command) else command
+
+
+def apply(change: Change) -> None:
+    if not change.changed:
+        return
+    change.path.parent.mkdir(parents=True, exist_ok=True)
+    if change.before and not change.path.with_suffix(".json.memlane-backup").exists():
+        change.path.with_suffix(".json.memlane-backup").write_text(change.before, encoding="utf-8")
+    fd, tmp = tempfile.mkstemp(dir=change.path.parent, prefix=".settings-")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(change.after)
+    os.replace(tmp, change.path)

@@ -1,0 +1,92 @@
+"""memlane install / uninstall claude: settings merged, idempotent, reversible, dry-run diffs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memlane.adapters.cli import main as cli
+from memlane.adapters.install import InstallError, plan_claude, settings_path
+
+OTHER = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other-tool recall",
+                                                    "timeout": 5}]}],
+                   "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]},
+         "permissions": {"allow": ["Bash(ls:*)"]}}
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def read(path):
+    return json.loads(path.read_text())
+
+
+def test_install_merges_with_existing_hooks_and_is_idempotent(repo, capsys):
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(OTHER))
+    assert cli(["install", "claude"]) == 0
+    data = read(settings)
+    ups = data["hooks"]["UserPromptSubmit"]
+    assert ups[0]["hooks"][0]["command"] == "other-tool recall"  # kept, first
+    ours = ups[1]["hooks"][0]
+    assert ours["command"].endswith("hook user-prompt-submit") and ours["timeout"] == 10  # seconds
+    start = data["hooks"]["SessionStart"][0]
+    assert start["matcher"] == "startup|resume|clear|compact" and start["hooks"][0]["command"].endswith("hook session-start")
+    assert data["hooks"]["PreToolUse"] == OTHER["hooks"]["PreToolUse"] and data["permissions"] == OTHER["permissions"]
+    before = settings.read_text()
+    assert cli(["install", "claude"]) == 0 and "nothing to change" in capsys.readouterr().out
+    assert settings.read_text() == before
+    assert (repo / ".claude" / "settings.json.memlane-backup").exists()
+
+
+def test_uninstall_restores_the_other_hooks(repo):
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(OTHER))
+    cli(["install", "claude", "--statusline"])
+    assert read(settings)["statusLine"]["command"].endswith("statusline")
+    cli(["uninstall", "claude"])
+    assert read(settings) == OTHER
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(repo, capsys):
+    assert cli(["install", "claude", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would install memlane into" in out and "+    \"UserPromptSubmit\"" in out
+    assert not (repo / ".claude" / "settings.json").exists()
+
+
+def test_a_broken_settings_file_is_not_touched(repo, capsys):
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{ not json")
+    assert cli(["install", "claude"]) == 2
+    assert "not valid JSON" in capsys.readouterr().err and settings.read_text() == "{ not json"
+
+
+def test_a_foreign_statusline_is_kept(repo):
+    path = repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"statusLine": {"type": "command", "command": "my-status.sh"}}))
+    with pytest.raises(InstallError, match="already has a statusLine"):
+        plan_claude(path, statusline=True, command="/opt/memlane")
+
+
+def test_user_scope_follows_claude_config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    assert settings_path("user") == tmp_path / "cc" / "settings.json"
+
+
+def test_the_installed_command_is_quoted_and_absolute(tmp_path):
+    exe = tmp_path / "my tools" / "memlane"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n")
+    change = plan_claude(tmp_path / "settings.json", command=str(exe))
+    command = json.loads(change.after)["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command == f"'{exe}' hook user-prompt-submit"
