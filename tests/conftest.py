@@ -144,6 +144,9 @@ def sealed_env(tmp_path_factory, monkeypatch):
                      ("CLAUDE_CONFIG_DIR", "claude")):
         monkeypatch.setenv(var, str(home / sub))
     monkeypatch.setenv("HOME", str(home))
+    runtime = home / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))  # daemon sockets
     monkeypatch.delenv("MEMLANE_CONFIG", raising=False)
     return home
 

@@ -19,9 +19,19 @@ def test_all_is_the_curated_list():
 
 
 def test_every_public_member_is_exported():
+    for name in memlane.__all__:  # names load on first use (PEP 562)
+        getattr(memlane, name)
     public = sorted(name for name, value in vars(memlane).items()
                     if not name.startswith("_") and not isinstance(value, types.ModuleType))
     assert public == sorted(memlane.__all__)
+
+
+def test_the_hook_client_imports_only_the_standard_library():
+    code = ("import sys, memlane.adapters.hookclient; "
+            "print(','.join(m for m in sys.modules if m.startswith(('memlane.', 'yaml', 'numpy', 'sqlite3'))"
+            " and m not in ('memlane.adapters', 'memlane.adapters.hookclient')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "", proc.stdout
 
 
 def test_every_exported_name_resolves():

@@ -89,4 +89,8 @@ def test_the_installed_command_is_quoted_and_absolute(tmp_path):
     exe.write_text("#!/bin/sh\n")
     change = plan_claude(tmp_path / "settings.json", command=str(exe))
     command = json.loads(change.after)["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert command == f"'{exe}' hook user-prompt-submit"
+    assert command == f"'{exe}' hook user-prompt-submit"  # no memlane-hook beside it: the full CLI
+    (exe.parent / "memlane-hook").write_text("#!/bin/sh\n")
+    change = plan_claude(tmp_path / "settings.json", command=str(exe))
+    command = json.loads(change.after)["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command == f"'{exe.parent / 'memlane-hook'}' user-prompt-submit"  # the stdlib-only client

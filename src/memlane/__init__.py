@@ -1,11 +1,23 @@
-"""memlane: local-first memory recall for AI coding agents."""
+"""memlane: local-first memory recall for AI coding agents.
 
-from .config import Config, ConfigError, Fusion, load_config
-from .embed import Embedder, EmbedderUnavailable, available_embedders, load_embedder
-from .memory import Depth, Memory, demo_store_path
+The public names load on first use (PEP 562), so that ``memlane-hook`` — which imports
+``memlane.adapters.hookclient`` on every prompt — pays for the standard library only."""
 
-__all__ = [
-    "Config", "ConfigError", "Depth", "Embedder", "EmbedderUnavailable", "Fusion", "Memory",
-    "available_embedders", "demo_store_path", "load_config", "load_embedder",
-]
+from importlib import import_module as _import_module
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Config": "config", "ConfigError": "config", "Fusion": "config", "load_config": "config",
+    "Embedder": "embed", "EmbedderUnavailable": "embed", "available_embedders": "embed", "load_embedder": "embed",
+    "Depth": "memory", "Memory": "memory", "demo_store_path": "memory",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(_import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'memlane' has no attribute {name!r}")

@@ -70,6 +70,9 @@ class Memory:
         self.embedder_notice: str | None = None
         self.skipped: list[Skip] = []
         self.shadowed: list[tuple] = []
+        #: a resident process re-checks the files at most this often (seconds); 0 = every call
+        self.min_refresh_interval = 0.0
+        self._last_refresh: tuple[float, bool, dict] | None = None
 
     # -- setup ----------------------------------------------------------------------
     def _resolve_specs(self, stores) -> list[StoreSpec]:
@@ -125,6 +128,27 @@ class Memory:
         When no file changed since the last complete refresh (same paths, sizes and mtimes,
         same settings), nothing is parsed: this is the cost of a recall in a fresh process."""
         started = time.perf_counter()
+        last = self._last_refresh
+        if (not force and last is not None and last[1] >= embed
+                and time.monotonic() - last[0] < self.min_refresh_interval):
+            return last[2] | {"up_to_date": True, "throttled": True}
+        report = self._refresh(embed=embed, progress=progress, force=force, started=started)
+        if not report.get("index_problem"):
+            self._last_refresh = (time.monotonic(), embed, report)
+        return report
+
+    def trust_index(self) -> None:
+        """Use the index as it is, without checking the files again (a hook's fast fallback)."""
+        self.min_refresh_interval = float("inf")
+        self._last_refresh = (time.monotonic(), True, {"up_to_date": True, "trusted": True, "notes": None})
+
+    def has_notes(self) -> bool:
+        try:
+            return self.index.conn.execute("SELECT 1 FROM units LIMIT 1").fetchone() is not None
+        except sqlite3.Error:
+            return False
+
+    def _refresh(self, *, embed: bool, progress: Progress | None, force: bool, started: float) -> dict:
         embedder = self.embedder if embed else None
         stamp_key, stamp = self._fingerprint(embedder)
         if not force and self._stamp_matches(stamp_key, stamp):

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 from .. import __version__
@@ -206,6 +207,34 @@ def _store_args(args) -> list[str] | None:
     return stores or None
 
 
+def cmd_serve(args) -> int:
+    from .daemon import serve
+    from .hookclient import ask_daemon, daemon_key, project_root, socket_path, start_daemon
+
+    root = project_root(None)
+    stores = [str(Path(s).expanduser().resolve()) for s in (args.store or [])]
+    key = daemon_key(root, stores, args.embedder, args.index)
+    path = socket_path(key)
+    if args.stop:
+        reply = ask_daemon(path, {"event": "stop"})
+        sys.stdout.write("stopped\n" if reply else "no daemon running for this store set\n")
+        return 0
+    if not args.daemon:
+        return serve(key, root, stores, args.embedder, args.index, idle_minutes=args.idle_minutes)
+    if ask_daemon(path, {"event": "ping"}) is not None:
+        sys.stdout.write(f"already running: {path}\n")
+        return 0
+    start_daemon(key, root, stores, args.embedder, args.index)
+    deadline = time.monotonic() + args.wait
+    while time.monotonic() < deadline:
+        if ask_daemon(path, {"event": "ping"}) is not None:
+            sys.stdout.write(f"started: {path}\n")
+            return 0
+        time.sleep(0.1)
+    sys.stdout.write(f"starting (indexing may take a while; the hooks answer keyword-only meanwhile): {path}\n")
+    return 0
+
+
 def cmd_install(args, *, remove: bool = False) -> int:
     from .install import InstallError, apply, plan_claude, settings_path
 
@@ -371,6 +400,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("statusline", help="a statusline command: records the context fill for the hooks")
     p.set_defaults(func=cmd_statusline)
+
+    p = sub.add_parser("serve", parents=[common], help="the resident recall daemon the hooks talk to")
+    p.add_argument("--daemon", action="store_true", help="start it in the background and return")
+    p.add_argument("--stop", action="store_true", help="stop the daemon serving this store set")
+    p.add_argument("--idle-minutes", type=float, default=30.0, help="exit after this long without a request")
+    p.add_argument("--wait", type=float, default=30.0, help="with --daemon: seconds to wait until it answers")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("install", help="register memlane's hooks with an agent (merges, idempotent)")
     p.add_argument("agent", choices=["claude"], help="the agent whose settings to change")

@@ -42,37 +42,49 @@ def _file_logging() -> None:
         pass  # no log file: still never fail
 
 
-def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
-             explain: bool = False, stdin=None, stdout=None) -> int:
-    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+def handle_event(memory, event: str, raw: str, *, explain: bool = False) -> str:
+    """What the hook prints for one event, from an open ``Memory``: the hook JSON, the
+    ``--explain`` report, or nothing. Raises on bad input (the callers log and stay silent)."""
+    from ..inject.layers import session_start, user_prompt
+
     started = time.perf_counter()
+    payload = json.loads(raw) if raw.strip() else {}
+    if not isinstance(payload, dict):
+        raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
+    if not memory.specs:
+        log.info("hook %s: no memory folders configured for %s; nothing to inject", event, memory.cwd)
+        return ""
+    run = session_start if event == "session-start" else user_prompt
+    injection = run(memory, payload, dry_run=explain)
+    injection.report["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    log.info("hook %s: session %s, %s chars in %.0f ms", event, payload.get("session_id"),
+             len(injection.text), injection.report["ms"])
+    if explain:
+        return (json.dumps(injection.report, ensure_ascii=False, indent=2) + "\n\n" +
+                (injection.text or "(nothing would be injected)") + "\n")
+    if not injection.text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": EVENTS[event],
+                                              "additionalContext": injection.text}}, ensure_ascii=False)
+
+
+def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
+             explain: bool = False, stdin=None, stdout=None, refresh: bool = True) -> int:
+    """One hook event in this process. ``refresh=False``: use the index as it is when it has
+    notes (the fast fallback while the daemon starts)."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     _file_logging()
     try:
         raw = stdin.read()
         payload = json.loads(raw) if raw.strip() else {}
-        if not isinstance(payload, dict):
-            raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
-        from ..inject.layers import session_start, user_prompt
+        cwd = payload.get("cwd") if isinstance(payload, dict) and isinstance(payload.get("cwd"), str) else None
         from ..memory import Memory
 
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
-        with Memory(stores or None, embedder=embedder, index_path=index, cwd=cwd) as memory:
-            if not memory.specs:
-                log.info("hook %s: no memory folders configured for %s; nothing to inject", event, cwd or os.getcwd())
-                return 0
-            run = session_start if event == "session-start" else user_prompt
-            injection = run(memory, payload, dry_run=explain)
-        injection.report["ms"] = round((time.perf_counter() - started) * 1000, 1)
-        if explain:
-            stdout.write(json.dumps(injection.report, ensure_ascii=False, indent=2) + "\n\n" +
-                         (injection.text or "(nothing would be injected)") + "\n")
-            return 0
-        if injection.text:
-            stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": EVENTS[event],
-                                                            "additionalContext": injection.text}},
-                                    ensure_ascii=False))
-        log.info("hook %s: session %s, %s chars in %.0f ms", event, payload.get("session_id"),
-                 len(injection.text), injection.report["ms"])
+        with Memory(stores or None, embedder=embedder, index_path=index,
+                    cwd=cwd if cwd and os.path.isdir(cwd) else None) as memory:
+            if not refresh and memory.has_notes():
+                memory.trust_index()
+            stdout.write(handle_event(memory, event, raw, explain=explain))
         return 0
     except Exception as exc:  # noqa: BLE001 - a hook must never block the agent
         log.warning("hook %s failed, nothing injected: %s: %s", event, type(exc).__name__, exc)

@@ -69,7 +69,17 @@ def settings_path(scope: str, cwd: Path | None = None) -> Path:
 
 def _is_ours(handler: dict) -> bool:
     command = str(handler.get("command", "")) + " " + " ".join(map(str, handler.get("args", []) or []))
-    return "memlane" in command and (" hook " in f" {command} " or "statusline" in command)
+    return "memlane-hook" in command or ("memlane" in command and (" hook " in f" {command} " or "statusline" in command))
+
+
+def hook_command(memlane: str) -> str:
+    """The stdlib-only hook client installed beside ``memlane`` (``memlane-hook``), or
+    ``memlane hook`` when there is none."""
+    if os.path.exists(memlane) and os.path.basename(memlane) == "memlane":
+        client = os.path.join(os.path.dirname(memlane), "memlane-hook")
+        if os.path.exists(client):
+            return _shell_prefix(client)
+    return f"{_shell_prefix(memlane)} hook"
 
 
 def _without_ours(groups: list) -> list:
@@ -95,13 +105,14 @@ def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, c
         raise InstallError(f"{path} is not valid JSON ({exc}); fix it first, memlane will not overwrite it") from None
     if not isinstance(settings, dict) or not isinstance(settings.get("hooks", {}), dict):
         raise InstallError(f"{path}: unexpected shape (expected an object with a 'hooks' object)")
-    base = _shell_prefix(command or memlane_command())
+    program = command or memlane_command()
+    base, hook = _shell_prefix(program), hook_command(program)
     hooks = dict(settings.get("hooks", {}))
     for event in ("UserPromptSubmit", "SessionStart"):
         groups = _without_ours(list(hooks.get(event, [])))
         if not remove:
             name = "user-prompt-submit" if event == "UserPromptSubmit" else "session-start"
-            group = {"hooks": [{"type": "command", "command": f"{base} hook {name}", "timeout": HOOK_TIMEOUT_S}]}
+            group = {"hooks": [{"type": "command", "command": f"{hook} {name}", "timeout": HOOK_TIMEOUT_S}]}
             if event == "SessionStart":
                 group = {"matcher": SESSION_MATCHER, **group}
             groups.append(group)

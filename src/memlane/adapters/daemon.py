@@ -1,0 +1,196 @@
+"""``memlane serve --daemon``: a resident recall process per user and store set, so a prompt
+costs a socket round trip and a warm recall instead of loading Python modules, the index and
+an embedding model (~0.3 s or more on 2 cores).
+
+- **Private**: the socket lives in a directory only the user can open (0700, owned by the
+  user — checked at start; an unsafe directory stops the daemon), is created with mode 0600,
+  and every connection's peer uid is checked (``SO_PEERCRED``): another local user is refused
+  even if they reached the socket.
+- **One per store set**: an exclusive lock file next to the socket; a second daemon started
+  for the same set exits at once. Requests are served one at a time (a recall takes
+  milliseconds; parallel sessions queue briefly and nothing is shared between them but the
+  index).
+- **Warm before it answers**: the socket is bound only after the index is fresh and the
+  model loaded, so a client never waits on a first indexing — it answers keyword-only itself
+  meanwhile.
+- **Fresh enough**: the files are re-checked at most every ``refresh_s`` seconds (the stat
+  walk costs 0.1 s at 10k notes); a changed config file rebuilds the engine.
+- **Idle timeout**: it exits after ``idle_minutes`` without a request and removes its socket.
+
+Protocol: one JSON line each way. Request ``{"event": "user-prompt-submit", "stdin": "<hook
+stdin>"}``; reply ``{"ok": true, "stdout": "<what the hook prints>"}``. ``{"event": "stop"}``
+stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import logging
+import os
+import socket
+import struct
+import sys
+import time
+
+from .hookclient import daemon_key, private_dir, project_root, socket_path
+
+log = logging.getLogger("memlane.daemon")
+
+IDLE_MINUTES = 30.0
+REFRESH_S = 2.0
+MAX_REQUEST = 4_000_000
+
+
+class Engine:
+    """A warm ``Memory`` for one store set, rebuilt when the configuration changes."""
+
+    def __init__(self, root: str, stores: list[str], embedder: str | None, index: str | None):
+        self.root, self.stores, self.embedder_name, self.index = root, stores, embedder, index
+        self.memory = None
+        self.config_stamp = None
+        self._open()
+
+    def _open(self) -> None:
+        from ..memory import Memory
+
+        if self.memory is not None:
+            self.memory.close()
+        self.memory = Memory(self.stores or None, embedder=self.embedder_name, index_path=self.index, cwd=self.root)
+        self.memory.min_refresh_interval = REFRESH_S
+        self.config_stamp = self._config_stamp()
+        self.memory.refresh()  # index fresh and the model loaded before the first answer
+
+    def _config_stamp(self):
+        stamps = []
+        for path in self.memory.config.sources:
+            try:
+                st = os.stat(path)
+                stamps.append((path, st.st_mtime_ns, st.st_size))
+            except OSError:
+                stamps.append((path, None, None))
+        return stamps
+
+    def answer(self, event: str, raw: str) -> str:
+        from .hook import handle_event
+
+        if self._config_stamp() != self.config_stamp:
+            log.info("configuration changed: reopening")
+            self._open()
+        return handle_event(self.memory, event, raw)
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The connecting process's uid (Linux ``SO_PEERCRED``); None where the OS lacks it."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    data = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", data)
+    return uid
+
+
+def serve(key: str, root: str, stores: list[str], embedder: str | None, index: str | None, *,
+          idle_minutes: float = IDLE_MINUTES) -> int:
+    folder = private_dir(create=True)
+    if folder is None:
+        log.warning("socket directory is missing or not private (must be 0700 and yours); not serving")
+        return 1
+    lock = open(os.path.join(folder, f"{key}.lock"), "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        log.info("another daemon serves %s", key)
+        return 0
+    path = socket_path(key)
+    engine = Engine(root, stores, embedder, index)
+    if os.path.exists(path):
+        os.unlink(path)  # a stale socket of a daemon that died; we hold the lock
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        server.bind(path)
+    finally:
+        os.umask(old_umask)
+    server.listen(64)
+    server.settimeout(1.0)
+    log.info("serving %s (%s) on %s", root, key, path)
+    last = time.monotonic()
+    try:
+        while time.monotonic() - last < idle_minutes * 60:
+            try:
+                conn, _ = server.accept()
+            except socket.timeout:
+                continue
+            last = time.monotonic()
+            with conn:
+                if _handle(conn, engine) == "stop":
+                    break
+    finally:
+        server.close()
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        engine.memory.close()
+        lock.close()
+    log.info("daemon %s stopped", key)
+    return 0
+
+
+def _handle(conn: socket.socket, engine: Engine) -> str | None:
+    uid = peer_uid(conn)
+    if uid is not None and uid != os.getuid():
+        log.warning("refused a connection from uid %s", uid)
+        return None
+    conn.settimeout(10)
+    try:
+        data = b""
+        while not data.endswith(b"\n") and len(data) < MAX_REQUEST:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        request = json.loads(data or b"null")
+        if not isinstance(request, dict):
+            raise ValueError("request is not a JSON object")
+        event = request.get("event")
+        if event in ("stop", "ping"):
+            conn.sendall(b'{"ok": true, "stdout": ""}\n')
+            return "stop" if event == "stop" else None
+        if event not in ("session-start", "user-prompt-submit"):
+            raise ValueError(f"unknown event {event!r}")
+        stdout = engine.answer(event, str(request.get("stdin") or ""))
+        conn.sendall(json.dumps({"ok": True, "stdout": stdout}).encode() + b"\n")
+    except Exception as exc:  # noqa: BLE001 - one bad request must not stop the daemon
+        log.warning("request failed: %s: %s", type(exc).__name__, exc)
+        try:
+            conn.sendall(json.dumps({"ok": True, "stdout": ""}).encode() + b"\n")  # the hook stays silent
+        except OSError:
+            pass
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="memlane-daemon", description="memlane's resident recall daemon")
+    parser.add_argument("--key")
+    parser.add_argument("--root")
+    parser.add_argument("--store", action="append", default=[])
+    parser.add_argument("--embedder")
+    parser.add_argument("--index")
+    parser.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES)
+    args = parser.parse_args(argv)
+    from .hook import _file_logging
+
+    _file_logging()
+    root = args.root or project_root(None)
+    key = args.key or daemon_key(root, args.store, args.embedder, args.index)
+    try:
+        return serve(key, root, args.store, args.embedder, args.index, idle_minutes=args.idle_minutes)
+    except Exception as exc:  # noqa: BLE001 - logged; the hooks fall back to answering themselves
+        log.warning("daemon failed: %s: %s", type(exc).__name__, exc)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""``memlane-hook EVENT``: the command agent hooks run. Standard library only, so a prompt
+pays for a Python start-up and a socket round trip, not for loading memlane and a model.
+
+It sends the hook's stdin to the user's resident daemon (``memlane serve --daemon``) and
+prints the answer. When no daemon answers within a few milliseconds it starts one for the
+next prompt and answers this one itself, keyword-only (no model to load). Whatever happens it
+exits 0 — a hook never blocks the agent — and stdout carries only the hook protocol.
+
+The daemon's socket lives in a directory only the user can open (0700, checked before every
+connect); the daemon also checks the peer's uid. One daemon serves one store set: the
+repository the agent runs in (or ``--store`` folders), keyed like its index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import sys
+
+CONNECT_TIMEOUT_S = 0.05  # a daemon that is up answers connect() at once
+REPLY_TIMEOUT_S = 20.0  # under Claude Code's 30 s UserPromptSubmit default
+MAX_REPLY = 4_000_000
+EVENTS = ("session-start", "user-prompt-submit")
+
+
+def runtime_dir() -> str:
+    """``$XDG_RUNTIME_DIR/memlane`` or ``$TMPDIR/memlane-<uid>``: private to the user."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isdir(base):
+        return os.path.join(base, "memlane")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"memlane-{os.getuid()}")
+
+
+def private_dir(create: bool) -> str | None:
+    """The socket directory, if it is a real directory owned by this user with mode 0700
+    (created so when asked); None when it is missing or unsafe."""
+    path = runtime_dir()
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
+        return None
+    return path
+
+
+def project_root(cwd: str | None) -> str:
+    """The git repository holding ``cwd`` (or ``cwd`` itself): what a daemon serves."""
+    start = folder = os.path.abspath(cwd or os.getcwd())
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return start
+        folder = parent
+
+
+def daemon_key(root: str, stores: list[str], embedder: str | None, index: str | None) -> str:
+    spec = json.dumps([root, sorted(os.path.abspath(s) for s in stores), embedder, index])
+    return hashlib.sha256(spec.encode()).hexdigest()[:16]
+
+
+def socket_path(key: str) -> str:
+    return os.path.join(runtime_dir(), f"{key}.sock")
+
+
+def ask_daemon(path: str, request: dict) -> dict | None:
+    """The daemon's reply, or None when it is not there (or not safe to talk to)."""
+    if private_dir(create=False) is None:
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_TIMEOUT_S)
+        sock.connect(path)
+        sock.settimeout(REPLY_TIMEOUT_S)
+        sock.sendall(json.dumps(request).encode() + b"\n")
+        chunks, size = [], 0
+        while size < MAX_REPLY:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if chunk.endswith(b"\n"):
+                break
+        reply = json.loads(b"".join(chunks) or b"null")
+        return reply if isinstance(reply, dict) else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+
+
+def start_daemon(key: str, root: str, stores: list[str], embedder: str | None, index: str | None) -> None:
+    """Start the daemon in the background for the next prompt (it exits at once if another
+    one holds the lock)."""
+    import subprocess
+
+    if private_dir(create=True) is None:
+        return
+    cmd = [sys.executable, "-m", "memlane.adapters.daemon", "--key", key, "--root", root]
+    for folder in stores:
+        cmd += ["--store", folder]
+    if embedder:
+        cmd += ["--embedder", embedder]
+    if index:
+        cmd += ["--index", index]
+    try:
+        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True, cwd=root if os.path.isdir(root) else None)
+    except OSError:
+        pass
+
+
+def parse_args(argv: list[str]) -> dict:
+    args = {"event": None, "stores": [], "embedder": None, "index": None, "no_daemon": False}
+    it = iter(argv)
+    for arg in it:
+        if arg in EVENTS:
+            args["event"] = arg
+        elif arg == "--store":
+            args["stores"].append(next(it, ""))
+        elif arg == "--embedder":
+            args["embedder"] = next(it, None)
+        elif arg == "--index":
+            args["index"] = next(it, None)
+        elif arg == "--no-daemon":
+            args["no_daemon"] = True
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args["event"] is None:
+        sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--store DIR] [--embedder NAME] [--index FILE]\n")
+        return 0  # even a misconfigured hook must not block the agent
+    try:
+        raw = sys.stdin.read()
+    except (OSError, ValueError):
+        raw = ""
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+        cwd = payload.get("cwd") if isinstance(payload, dict) and isinstance(payload.get("cwd"), str) else None
+    except ValueError:
+        cwd = None
+    root = project_root(cwd if cwd and os.path.isdir(cwd) else None)
+    key = daemon_key(root, args["stores"], args["embedder"], args["index"])
+    if not args["no_daemon"]:
+        reply = ask_daemon(socket_path(key), {"event": args["event"], "stdin": raw})
+        if reply is not None and reply.get("ok"):
+            sys.stdout.write(reply.get("stdout", ""))
+            return 0
+        start_daemon(key, root, args["stores"], args["embedder"], args["index"])
+    # no daemon (yet): answer in this process, keyword-only — no model to load
+    import io
+
+    from .hook import run_hook
+
+    return run_hook(args["event"], stores=args["stores"] or None, embedder="none",
+                    index=args["index"], stdin=io.StringIO(raw), refresh=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""The resident daemon and the stdlib-only hook client: answers through the socket, falls
+back in-process when there is no daemon (or a dead one), and refuses other local users."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from conftest import write_note
+from memlane.adapters import hookclient
+from memlane.adapters.daemon import peer_uid  # noqa: F401  (documented contract)
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
+
+
+@pytest.fixture
+def setup(tmp_path, sealed_env):
+    store = tmp_path / "store"
+    write_note(store, "feedback_ci_cache.md", "---\nname: feedback_ci_cache\ndescription: Key CI caches on the "
+               "lockfile hash, never on the branch name\ntype: feedback\n---\nCaches keyed on branch names go "
+               "stale after a rebase.\n")
+    args = ["--store", str(store), "--embedder", "none", "--index", str(tmp_path / "i.sqlite")]
+    root = hookclient.project_root(str(tmp_path))
+    key = hookclient.daemon_key(root, [str(store)], "none", str(tmp_path / "i.sqlite"))
+    return {"store": store, "args": args, "tmp": tmp_path, "key": key, "root": root}
+
+
+def payload(setup, session="s1", prompt="why is the CI cache stale after a rebase?"):
+    return json.dumps({"session_id": session, "transcript_path": "/none.jsonl", "cwd": str(setup["tmp"]),
+                       "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+
+
+def client(setup, stdin, *extra):
+    cmd = [sys.executable, "-m", "memlane.adapters.hookclient", "user-prompt-submit", *setup["args"], *extra]
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120, cwd=setup["tmp"])
+
+
+@pytest.fixture
+def daemon(setup):
+    cmd = [sys.executable, "-m", "memlane.adapters.daemon", "--key", setup["key"], "--root", setup["root"],
+           *setup["args"], "--idle-minutes", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = hookclient.socket_path(setup["key"])
+    for _ in range(300):
+        if hookclient.ask_daemon(path, {"event": "ping"}) is not None:
+            break
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("the daemon did not come up")
+    yield path
+    hookclient.ask_daemon(path, {"event": "stop"})
+    proc.wait(timeout=30)
+
+
+def test_the_client_answers_through_the_daemon(setup, daemon, sealed_env):
+    proc = client(setup, payload(setup))
+    assert proc.returncode == 0
+    text = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "feedback_ci_cache.md" in text
+    assert os.stat(hookclient.runtime_dir()).st_mode & 0o777 == 0o700
+    assert os.stat(daemon).st_mode & 0o777 == 0o600
+    log = (sealed_env / "cache" / "hook.log").read_text()
+    assert "memlane.daemon: serving" in log
+
+
+def test_without_a_daemon_the_client_answers_itself_and_starts_one(setup):
+    proc = client(setup, payload(setup))
+    assert proc.returncode == 0 and "feedback_ci_cache.md" in proc.stdout  # keyword-only, in-process
+    path = hookclient.socket_path(setup["key"])
+    for _ in range(300):  # ... and a daemon comes up for the next prompt
+        if hookclient.ask_daemon(path, {"event": "ping"}) is not None:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("no daemon was started")
+    hookclient.ask_daemon(path, {"event": "stop"})
+
+
+def test_a_dead_daemon_or_garbage_never_blocks(setup):
+    folder = hookclient.private_dir(create=True)
+    stale = hookclient.socket_path(setup["key"])
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(stale)  # a socket file nobody listens on: a daemon that died
+    sock.close()
+    proc = client(setup, payload(setup), "--no-daemon")
+    assert proc.returncode == 0 and "feedback_ci_cache.md" in proc.stdout
+    assert client(setup, "garbage{", "--no-daemon").returncode == 0
+    assert folder is not None
+
+
+def test_an_unsafe_socket_directory_is_not_used(setup):
+    folder = hookclient.private_dir(create=True)
+    os.chmod(folder, 0o755)
+    try:
+        assert hookclient.private_dir(create=False) is None
+        assert hookclient.ask_daemon(hookclient.socket_path(setup["key"]), {"event": "ping"}) is None
+        from memlane.adapters.daemon import serve
+
+        assert serve(setup["key"], setup["root"], [str(setup["store"])], "none", None, idle_minutes=0.01) == 1
+    finally:
+        os.chmod(folder, 0o700)
+
+
+def _connect_as(uid: int, path: str) -> str:
+    """Fork, drop to ``uid``, try the daemon; what happened."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(read_end)
+        outcome = "?"
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(5)
+            try:
+                sock.connect(path)
+                sock.sendall(json.dumps({"event": "user-prompt-submit", "stdin": "{}"}).encode() + b"\n")
+                outcome = "answered" if sock.recv(100) else "refused"
+            except PermissionError:
+                outcome = "no access"
+            except OSError as exc:
+                outcome = f"refused ({exc.__class__.__name__})"
+        finally:
+            os.write(write_end, outcome.encode())
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    with os.fdopen(read_end) as handle:
+        return handle.read()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user")
+def test_another_local_user_cannot_read_memory_through_the_daemon(setup, monkeypatch):
+    runtime = tempfile.mkdtemp(dir="/tmp")
+    os.chmod(runtime, 0o755)  # a shared parent, like /tmp
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+    cmd = [sys.executable, "-m", "memlane.adapters.daemon", "--key", setup["key"], "--root", setup["root"],
+           *setup["args"], "--idle-minutes", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
+    path = hookclient.socket_path(setup["key"])
+    try:
+        for _ in range(300):
+            if hookclient.ask_daemon(path, {"event": "ping"}) is not None:
+                break
+            time.sleep(0.05)
+        assert _connect_as(65534, path) == "no access"  # the 0700 directory stops them
+        folder = os.path.dirname(path)
+        os.chmod(folder, 0o755)  # even with the door left open ...
+        os.chmod(path, 0o777)
+        assert _connect_as(65534, path).startswith("refused")  # ... the daemon checks the peer's uid
+        os.chmod(folder, 0o700)
+        assert hookclient.ask_daemon(path, {"event": "ping"}) is not None  # and still serves its user
+    finally:
+        os.chmod(os.path.dirname(path), 0o700)
+        hookclient.ask_daemon(path, {"event": "stop"})
+        proc.wait(timeout=30)
