@@ -164,3 +164,15 @@ def test_another_local_user_cannot_read_memory_through_the_daemon(setup, monkeyp
         os.chmod(os.path.dirname(path), 0o700)
         hookclient.ask_daemon(path, {"event": "stop"})
         proc.wait(timeout=30)
+
+
+def test_the_daemon_sees_an_edited_note_within_seconds(setup, daemon):
+    assert "feedback_ci_cache.md" in client(setup, payload(setup, session="e1")).stdout
+    note = setup["store"] / "feedback_ci_cache.md"
+    note.write_text(note.read_text() + "Purge the old cache once after switching keys.\n")
+    deadline = time.monotonic() + 15
+    seen = False
+    while time.monotonic() < deadline and not seen:
+        time.sleep(0.5)
+        seen = "Purge the old cache" in client(setup, payload(setup, session=f"e{time.monotonic()}")).stdout
+    assert seen

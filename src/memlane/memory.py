@@ -122,20 +122,25 @@ class Memory:
         return self._embedder
 
     # -- indexing -------------------------------------------------------------------
-    def refresh(self, *, embed: bool = True, progress: Progress | None = None, force: bool = False) -> dict:
+    def refresh(self, *, embed: bool = True, progress: Progress | None = None, force: bool = False,
+                recheck: bool = False) -> dict:
         """Bring the index in line with the files (incremental), then embed what is new.
 
         When no file changed since the last complete refresh (same paths, sizes and mtimes,
         same settings), nothing is parsed: this is the cost of a recall in a fresh process."""
         started = time.perf_counter()
         last = self._last_refresh
-        if (not force and last is not None and last[1] >= embed
+        if (not force and not recheck and last is not None and last[1] >= embed
                 and time.monotonic() - last[0] < self.min_refresh_interval):
             return last[2] | {"up_to_date": True, "throttled": True}
         report = self._refresh(embed=embed, progress=progress, force=force, started=started)
         if not report.get("index_problem"):
             self._last_refresh = (time.monotonic(), embed, report)
         return report
+
+    def files_stamp(self) -> str:
+        """What the files look like now (paths, sizes, mtimes, settings): a stat walk only."""
+        return self._fingerprint(self.embedder)[1]
 
     def trust_index(self) -> None:
         """Use the index as it is, without checking the files again (a hook's fast fallback)."""
@@ -426,8 +431,7 @@ class Memory:
 
     def notes_with_paths(self) -> list[dict]:
         """Notes that declare ``paths:`` globs (a file trigger), at full depth, with the globs."""
-        ids = [i for (i,) in self.index.conn.execute(
-            "SELECT id FROM units WHERE json_array_length(json_extract(meta, '$.paths')) > 0")]
+        ids = self.index.units_with_paths()
         rows = self.index.units_by_id(ids)
         states = unit_states(self.index, ids)
         return [self._result(0, _Briefed(), rows[i], Depth.FULL, None, "active") | {"paths": rows[i]["meta"]["paths"]}

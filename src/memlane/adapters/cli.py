@@ -190,6 +190,7 @@ def cmd_decay(args) -> int:
 def cmd_hook(args) -> int:
     from .hook import run_hook
 
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one query, then the recall: see daemon.py
     return run_hook(args.event, stores=_store_args(args), embedder=args.embedder, index=args.index,
                     explain=args.explain)
 
@@ -208,6 +209,7 @@ def _store_args(args) -> list[str] | None:
 
 
 def cmd_serve(args) -> int:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see daemon.py
     from .daemon import serve
     from .hookclient import ask_daemon, daemon_key, project_root, socket_path, start_daemon
 

@@ -310,6 +310,11 @@ class Index:
         unit id -> the name of what replaces it."""
         return self._cached("superseded", self._load_superseded)
 
+    def units_with_paths(self) -> list[int]:
+        """Units that declare ``paths:`` globs (kept until the index changes)."""
+        return self._cached("units_with_paths", lambda: [i for (i,) in self.conn.execute(
+            "SELECT id FROM units WHERE json_array_length(json_extract(meta, '$.paths')) > 0")])
+
     def recall_keywords(self) -> list[tuple[int, str, list[str]]]:
         """(unit, scope, its ``recall:`` keywords) for every unit that has some."""
         return self._cached("recall_keywords", lambda: [

@@ -1,0 +1,207 @@
+"""The hooks as an agent runs them (issue 4): latency end to end, and the tokens they inject.
+
+    .venv/bin/python bench/hooks.py                      # both parts
+    .venv/bin/python bench/hooks.py --part latency --notes 10000 --prompts 200
+    .venv/bin/python bench/hooks.py --part tokens
+
+**Latency**: a synthetic store (bench/speed.py's generator) indexed once, its vectors filled
+with random unit vectors under the real model's name (the search costs the same; the real
+model still embeds every prompt). Then, one fresh ``memlane-hook user-prompt-submit`` process
+per prompt, exactly as Claude Code runs it (stdin JSON, stdout JSON), timed from spawn to
+exit, in three setups:
+- warm daemon: ``memlane serve`` already up (hybrid recall, real query embedding);
+- cold fallback: no daemon (``--no-daemon``): the client answers keyword-only in-process;
+- the full CLI in-process with the real model (``memlane hook``), i.e. no daemon and no
+  client — what a naive hook costs.
+``python -c pass`` is timed in the same run for the ratio.
+
+**Tokens**: on ../shared/bench/agent_notes_dev, each prompt through the real injection path
+(``inject.layers.user_prompt``) in each context bracket: the characters and estimated tokens
+injected, and the recall of the labelled notes (a note counts when it appears at any depth),
+against injecting each repository's whole store in full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "bench"))
+OUT = REPO / "bench" / "out"
+BIN = Path(sys.executable).parent
+
+
+def _pct(values: list[float]) -> dict:
+    ordered = sorted(values)
+    return {"n": len(values), "p50": round(statistics.median(ordered), 1),
+            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1)}
+
+
+def _time(cmd: list[str], stdin: str, env: dict, cwd: str) -> tuple[float, str]:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    return (time.perf_counter() - started) * 1000, proc.stdout
+
+
+def latency(args) -> dict:
+    import speed
+    from memlane import Memory
+    from memlane.embed import DEFAULT_EMBEDDER, load_embedder
+
+    work = Path(tempfile.mkdtemp(prefix="memlane-hooks-"))
+    env = os.environ.copy()
+    env.update({"MEMLANE_CACHE_DIR": str(work / "cache"), "XDG_RUNTIME_DIR": str(work / "run")})
+    (work / "run").mkdir(mode=0o700)
+    os.environ.update({k: env[k] for k in ("MEMLANE_CACHE_DIR", "XDG_RUNTIME_DIR")})
+    store = speed.write_store(work / "notes", args.notes, 7)
+    index = work / "index.sqlite"
+    real = load_embedder(DEFAULT_EMBEDDER)
+    fill = speed._fill_embedder(real.name, real.dim, real.max_chars)
+    started = time.perf_counter()
+    with Memory([store], embedder=fill, index_path=index) as memory:
+        memory.refresh()
+    print(f"indexed {args.notes} notes with filled vectors in {time.perf_counter() - started:.0f} s")
+    prompts = speed.make_queries(args.prompts, 11)
+    common = ["--store", str(store), "--index", str(index)]
+
+    def payload(n: int, prompt: str) -> str:
+        return json.dumps({"session_id": f"bench-{n}", "transcript_path": str(work / "none.jsonl"),
+                           "cwd": str(work), "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+
+    client = [str(BIN / "memlane-hook"), "user-prompt-submit", *common]
+    result: dict = {"notes": args.notes, "prompts": len(prompts), "embedder": real.name}
+    base = [_time([sys.executable, "-c", "pass"], "", env, str(work))[0] for _ in range(30)]
+    result["python_pass"] = _pct(base)
+
+    # warm daemon
+    daemon = subprocess.Popen([str(BIN / "memlane"), "serve", *common, "--embedder", real.name, "--idle-minutes", "10"],
+                              env=env, cwd=str(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from memlane.adapters.hookclient import ask_daemon, daemon_key, project_root, socket_path
+
+    key = daemon_key(project_root(str(work)), [str(store)], real.name, str(index))
+    sock = socket_path(key)
+    deadline = time.monotonic() + 600
+    while ask_daemon(sock, {"event": "ping"}) is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    warm_client = [*client, "--embedder", real.name]
+    for n, prompt in enumerate(prompts[:10]):
+        _time(warm_client, payload(10_000 + n, prompt), env, str(work))
+    times, sizes = [], []
+    for n, prompt in enumerate(prompts):
+        ms, out = _time(warm_client, payload(n, prompt), env, str(work))
+        times.append(ms)
+        sizes.append(len(out))
+    result["warm_daemon"] = _pct(times) | {"mean_output_chars": round(statistics.mean(sizes))}
+    ask_daemon(sock, {"event": "stop"})
+    daemon.wait(timeout=60)
+
+    # cold fallback: no daemon, keyword-only in the client process
+    times = [_time([*client, "--no-daemon"], payload(20_000 + n, p), env, str(work))[0] for n, p in enumerate(prompts)]
+    result["cold_fallback"] = _pct(times)
+    # the whole CLI in-process with the real model: what a hook without a daemon would cost
+    cli = [str(BIN / "memlane"), "hook", "user-prompt-submit", *common, "--embedder", real.name]
+    sample = prompts[: max(20, len(prompts) // 5)]
+    times = [_time(cli, payload(30_000 + n, p), env, str(work))[0] for n, p in enumerate(sample)]
+    result["in_process_hybrid"] = _pct(times)
+    for name in ("warm_daemon", "cold_fallback", "in_process_hybrid"):
+        result[name]["x_python_p50"] = round(result[name]["p50"] / result["python_pass"]["p50"], 1)
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"\nhook end to end, {args.notes} notes, {len(prompts)} prompts, one process per prompt "
+          f"(`python -c pass` p50 {result['python_pass']['p50']} ms):")
+    for name, label in (("warm_daemon", "warm daemon (hybrid)"), ("cold_fallback", "cold fallback (keyword)"),
+                        ("in_process_hybrid", "no daemon, full CLI (hybrid)")):
+        r = result[name]
+        print(f"  {label:30s} p50 {r['p50']:7.1f} ms  p95 {r['p95']:7.1f} ms  ({r['x_python_p50']}x python, n={r['n']})")
+    return result
+
+
+def tokens(args) -> dict:
+    from memlane import Memory
+    from memlane.config import Bracket, Config
+    from memlane.eval.datasets import load_dataset
+    from memlane.eval.metrics import estimate_tokens
+    from memlane.inject.layers import user_prompt
+
+    bench = Path(args.bench_dir or os.environ.get("MEMLANE_BENCH_DIR") or "/work/shared/bench") / "agent_notes_dev"
+    if not bench.is_dir():
+        print(f"skipped tokens: {bench} not found")
+        return {}
+    dataset = load_dataset(bench)
+    prompts = [json.loads(line) for line in (bench / "prompts.jsonl").read_text().splitlines()]
+    work = Path(tempfile.mkdtemp(prefix="memlane-tokens-"))
+    os.environ.update({"MEMLANE_CACHE_DIR": str(work / "cache"), "XDG_RUNTIME_DIR": str(work)})
+    folders = {}
+    for repo in {p["repo"] for p in prompts}:
+        owner, name = repo.split("/")
+        notes = next(d for d in (bench / "notes" / f"{owner}__{name}").rglob("MEMORY.md")).parent \
+            if list((bench / "notes" / f"{owner}__{name}").rglob("MEMORY.md")) else None
+        if notes is None:
+            notes = next(p.parent for p in (bench / "notes" / f"{owner}__{name}").rglob("*.md") if p.name != "LICENSE")
+        folders[repo] = notes
+    whole = {}
+    for repo, folder in folders.items():
+        text = "\n\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sorted(folder.glob("*.md")))
+        whole[repo] = estimate_tokens(text)
+    result: dict = {"whole_store_tokens": whole}
+    print(f"\ninjected per prompt on agent_notes_dev ({len(prompts)} prompts) vs the whole store in full "
+          f"(mean {statistics.mean(whole[p['repo']] for p in prompts):.0f} tokens per prompt's repository):")
+    for bracket in Bracket:
+        config = Config()
+        config.inject.default_bracket = bracket.value
+        totals, found, wanted, ratios = [], 0, 0, []
+        for n, prompt in enumerate(prompts):
+            folder = folders[prompt["repo"]]
+            with Memory([folder], config=config, index_path=work / f"{prompt['repo'].replace('/', '_')}.sqlite",
+                        embedder=args.embedder) as memory:
+                injection = user_prompt(memory, {"session_id": f"{bracket.value}-{n}", "prompt": prompt["prompt"],
+                                                 "transcript_path": None}, dry_run=True)
+            used = estimate_tokens(injection.text)
+            totals.append(used)
+            shown = {Path(s["path"]).name for s in injection.report.get("shown", [])}
+            relevant = {Path(r.split(":", 1)[1]).name for r in prompt["relevant"]}
+            found += len(relevant & shown)
+            wanted += len(relevant)
+            if used:
+                ratios.append(whole[prompt["repo"]] / used)
+        row = {"mean_tokens": round(statistics.mean(totals)), "recall": round(found / wanted, 3),
+               "whole_over_injected": round(statistics.mean(whole[p["repo"]] for p in prompts) / max(1, statistics.mean(totals)), 1),
+               "median_ratio_per_prompt": round(statistics.median(ratios), 1) if ratios else None}
+        result[bracket.value] = row
+        print(f"  {bracket.value:9s} {row['mean_tokens']:6d} tokens per prompt, recall of labelled notes "
+              f"{row['recall']:.3f}; whole store / injected = {row['whole_over_injected']}x "
+              f"(median per prompt {row['median_ratio_per_prompt']}x)")
+    shutil.rmtree(work, ignore_errors=True)
+    del dataset
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=["latency", "tokens", "all"], default="all")
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--prompts", type=int, default=200)
+    parser.add_argument("--embedder", default="default")
+    parser.add_argument("--bench-dir")
+    args = parser.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    report = {}
+    if args.part in ("tokens", "all"):
+        report["tokens"] = tokens(args)
+    if args.part in ("latency", "all"):
+        report["latency"] = latency(args)
+    (OUT / "hooks.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
