@@ -83,27 +83,30 @@ def latency(args) -> dict:
     base = [_time([sys.executable, "-c", "pass"], "", env, str(work))[0] for _ in range(30)]
     result["python_pass"] = _pct(base)
 
-    # warm daemon
-    daemon = subprocess.Popen([str(BIN / "memlane"), "serve", *common, "--embedder", real.name, "--idle-minutes", "10"],
-                              env=env, cwd=str(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     from memlane.adapters.hookclient import ask_daemon, daemon_key, project_root, socket_path
 
-    key = daemon_key(project_root(str(work)), [str(store)], real.name, str(index))
-    sock = socket_path(key)
-    deadline = time.monotonic() + 600
-    while ask_daemon(sock, {"event": "ping"}) is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    warm_client = [*client, "--embedder", real.name]
-    for n, prompt in enumerate(prompts[:10]):
-        _time(warm_client, payload(10_000 + n, prompt), env, str(work))
-    times, sizes = [], []
-    for n, prompt in enumerate(prompts):
-        ms, out = _time(warm_client, payload(n, prompt), env, str(work))
-        times.append(ms)
-        sizes.append(len(out))
-    result["warm_daemon"] = _pct(times) | {"mean_output_chars": round(statistics.mean(sizes))}
-    ask_daemon(sock, {"event": "stop"})
-    daemon.wait(timeout=60)
+    def warm(embedder: str, label: str) -> None:
+        daemon = subprocess.Popen([str(BIN / "memlane"), "serve", *common, "--embedder", embedder,
+                                   "--idle-minutes", "10"], env=env, cwd=str(work),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sock = socket_path(daemon_key(project_root(str(work)), [str(store)], embedder, str(index)))
+        deadline = time.monotonic() + 600
+        while ask_daemon(sock, "ping") is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        cmd = [*client, "--embedder", embedder]
+        for n, prompt in enumerate(prompts[:10]):
+            _time(cmd, payload(10_000 + n, prompt), env, str(work))
+        times, sizes = [], []
+        for n, prompt in enumerate(prompts):
+            ms, out = _time(cmd, payload(n, prompt), env, str(work))
+            times.append(ms)
+            sizes.append(len(out))
+        result[label] = _pct(times) | {"mean_output_chars": round(statistics.mean(sizes))}
+        ask_daemon(sock, "stop")
+        daemon.wait(timeout=60)
+
+    warm(real.name, "warm_daemon")
+    warm("none", "warm_daemon_keyword")
 
     # cold fallback: no daemon, keyword-only in the client process
     times = [_time([*client, "--no-daemon"], payload(20_000 + n, p), env, str(work))[0] for n, p in enumerate(prompts)]
@@ -113,12 +116,13 @@ def latency(args) -> dict:
     sample = prompts[: max(20, len(prompts) // 5)]
     times = [_time(cli, payload(30_000 + n, p), env, str(work))[0] for n, p in enumerate(sample)]
     result["in_process_hybrid"] = _pct(times)
-    for name in ("warm_daemon", "cold_fallback", "in_process_hybrid"):
+    for name in ("warm_daemon", "warm_daemon_keyword", "cold_fallback", "in_process_hybrid"):
         result[name]["x_python_p50"] = round(result[name]["p50"] / result["python_pass"]["p50"], 1)
     shutil.rmtree(work, ignore_errors=True)
     print(f"\nhook end to end, {args.notes} notes, {len(prompts)} prompts, one process per prompt "
           f"(`python -c pass` p50 {result['python_pass']['p50']} ms):")
-    for name, label in (("warm_daemon", "warm daemon (hybrid)"), ("cold_fallback", "cold fallback (keyword)"),
+    for name, label in (("warm_daemon", f"warm daemon (hybrid, {real.name})"),
+                        ("warm_daemon_keyword", "warm daemon (keyword-only)"), ("cold_fallback", "cold fallback (keyword)"),
                         ("in_process_hybrid", "no daemon, full CLI (hybrid)")):
         r = result[name]
         print(f"  {label:30s} p50 {r['p50']:7.1f} ms  p95 {r['p95']:7.1f} ms  ({r['x_python_p50']}x python, n={r['n']})")

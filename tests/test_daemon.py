@@ -49,14 +49,14 @@ def daemon(setup):
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     path = hookclient.socket_path(setup["key"])
     for _ in range(300):
-        if hookclient.ask_daemon(path, {"event": "ping"}) is not None:
+        if hookclient.ask_daemon(path, "ping") is not None:
             break
         time.sleep(0.05)
     else:
         proc.kill()
         pytest.fail("the daemon did not come up")
     yield path
-    hookclient.ask_daemon(path, {"event": "stop"})
+    hookclient.ask_daemon(path, "stop")
     proc.wait(timeout=30)
 
 
@@ -76,12 +76,12 @@ def test_without_a_daemon_the_client_answers_itself_and_starts_one(setup):
     assert proc.returncode == 0 and "feedback_ci_cache.md" in proc.stdout  # keyword-only, in-process
     path = hookclient.socket_path(setup["key"])
     for _ in range(300):  # ... and a daemon comes up for the next prompt
-        if hookclient.ask_daemon(path, {"event": "ping"}) is not None:
+        if hookclient.ask_daemon(path, "ping") is not None:
             break
         time.sleep(0.05)
     else:
         pytest.fail("no daemon was started")
-    hookclient.ask_daemon(path, {"event": "stop"})
+    hookclient.ask_daemon(path, "stop")
 
 
 def test_a_dead_daemon_or_garbage_never_blocks(setup):
@@ -101,7 +101,7 @@ def test_an_unsafe_socket_directory_is_not_used(setup):
     os.chmod(folder, 0o755)
     try:
         assert hookclient.private_dir(create=False) is None
-        assert hookclient.ask_daemon(hookclient.socket_path(setup["key"]), {"event": "ping"}) is None
+        assert hookclient.ask_daemon(hookclient.socket_path(setup["key"]), "ping") is None
         from memlane.adapters.daemon import serve
 
         assert serve(setup["key"], setup["root"], [str(setup["store"])], "none", None, idle_minutes=0.01) == 1
@@ -150,7 +150,7 @@ def test_another_local_user_cannot_read_memory_through_the_daemon(setup, monkeyp
     path = hookclient.socket_path(setup["key"])
     try:
         for _ in range(300):
-            if hookclient.ask_daemon(path, {"event": "ping"}) is not None:
+            if hookclient.ask_daemon(path, "ping") is not None:
                 break
             time.sleep(0.05)
         assert _connect_as(65534, path) == "no access"  # the 0700 directory stops them
@@ -159,10 +159,10 @@ def test_another_local_user_cannot_read_memory_through_the_daemon(setup, monkeyp
         os.chmod(path, 0o777)
         assert _connect_as(65534, path).startswith("refused")  # ... the daemon checks the peer's uid
         os.chmod(folder, 0o700)
-        assert hookclient.ask_daemon(path, {"event": "ping"}) is not None  # and still serves its user
+        assert hookclient.ask_daemon(path, "ping") is not None  # and still serves its user
     finally:
         os.chmod(os.path.dirname(path), 0o700)
-        hookclient.ask_daemon(path, {"event": "stop"})
+        hookclient.ask_daemon(path, "stop")
         proc.wait(timeout=30)
 
 

@@ -218,18 +218,21 @@ def cmd_serve(args) -> int:
     key = daemon_key(root, stores, args.embedder, args.index)
     path = socket_path(key)
     if args.stop:
-        reply = ask_daemon(path, {"event": "stop"})
+        reply = ask_daemon(path, "stop")
         sys.stdout.write("stopped\n" if reply else "no daemon running for this store set\n")
         return 0
     if not args.daemon:
+        from .hook import _file_logging
+
+        _file_logging()
         return serve(key, root, stores, args.embedder, args.index, idle_minutes=args.idle_minutes)
-    if ask_daemon(path, {"event": "ping"}) is not None:
+    if ask_daemon(path, "ping") is not None:
         sys.stdout.write(f"already running: {path}\n")
         return 0
     start_daemon(key, root, stores, args.embedder, args.index)
     deadline = time.monotonic() + args.wait
     while time.monotonic() < deadline:
-        if ask_daemon(path, {"event": "ping"}) is not None:
+        if ask_daemon(path, "ping") is not None:
             sys.stdout.write(f"started: {path}\n")
             return 0
         time.sleep(0.1)

@@ -17,16 +17,15 @@ an embedding model (~0.3 s or more on 2 cores).
   walk costs 0.1 s at 10k notes); a changed config file rebuilds the engine.
 - **Idle timeout**: it exits after ``idle_minutes`` without a request and removes its socket.
 
-Protocol: one JSON line each way. Request ``{"event": "user-prompt-submit", "stdin": "<hook
-stdin>"}``; reply ``{"ok": true, "stdout": "<what the hook prints>"}``. ``{"event": "stop"}``
-stops it.
+Protocol, in bytes (the client imports no JSON): the client sends ``EVENT\\n`` and the hook's
+stdin and closes its side; the daemon answers ``ok\\n`` and what the hook prints, then closes.
+Events: ``session-start``, ``user-prompt-submit``, ``ping``, ``stop``.
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import logging
 import os
 import socket
@@ -167,30 +166,29 @@ def _handle(conn: socket.socket, engine: Engine) -> str | None:
         log.warning("refused a connection from uid %s", uid)
         return None
     conn.settimeout(10)
+    stdout = ""
     try:
         data = b""
-        while not data.endswith(b"\n") and len(data) < MAX_REQUEST:
+        while len(data) < MAX_REQUEST:
             chunk = conn.recv(65536)
             if not chunk:
                 break
             data += chunk
-        request = json.loads(data or b"null")
-        if not isinstance(request, dict):
-            raise ValueError("request is not a JSON object")
-        event = request.get("event")
+        event, _, stdin = data.partition(b"\n")
+        event = event.decode("ascii", "replace").strip()
         if event in ("stop", "ping"):
-            conn.sendall(b'{"ok": true, "stdout": ""}\n')
+            conn.sendall(b"ok\n")
             return "stop" if event == "stop" else None
         if event not in ("session-start", "user-prompt-submit"):
             raise ValueError(f"unknown event {event!r}")
-        stdout = engine.answer(event, str(request.get("stdin") or ""))
-        conn.sendall(json.dumps({"ok": True, "stdout": stdout}).encode() + b"\n")
-    except Exception as exc:  # noqa: BLE001 - one bad request must not stop the daemon
+        stdout = engine.answer(event, stdin.decode("utf-8", "replace"))
+    except Exception as exc:  # noqa: BLE001 - one bad request must not stop the daemon; the hook stays silent
         log.warning("request failed: %s: %s", type(exc).__name__, exc)
-        try:
-            conn.sendall(json.dumps({"ok": True, "stdout": ""}).encode() + b"\n")  # the hook stays silent
-        except OSError:
-            pass
+        stdout = ""
+    try:
+        conn.sendall(b"ok\n" + stdout.encode("utf-8"))
+    except OSError:
+        pass
     return None
 
 

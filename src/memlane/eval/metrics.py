@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from typing import Iterable, Mapping, Sequence
 
+from ..index.text import estimate_tokens
+
 __all__ = [
     "estimate_tokens", "gate_outcome", "hit_at_k", "latency_summary", "mean", "must_not_in_top_k",
     "must_not_outranks_relevant", "ndcg_at_k", "percentile", "recall_at_k", "reciprocal_rank",
@@ -113,8 +115,3 @@ def latency_summary(milliseconds: Iterable[float]) -> dict:
             "mean": mean(values), "max": max(values, default=0.0)}
 
 
-def estimate_tokens(text: str) -> int:
-    """A model-free token estimate: ~4 characters per token for ASCII text, one token per
-    non-ASCII character (CJK scripts run at about one token per character or more)."""
-    ascii_chars = sum(1 for ch in text if ch.isascii())
-    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)

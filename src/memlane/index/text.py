@@ -9,6 +9,8 @@ Latin text is left to ``porter unicode61``. The stored note text is never altere
 
 from __future__ import annotations
 
+import math
+
 import re
 import unicodedata
 
@@ -66,3 +68,10 @@ def query_terms(text: str, *, limit: int = 64) -> list[str]:
 def fts_match_expression(terms: list[str]) -> str:
     """An FTS5 MATCH expression ORing the terms, each quoted (so no term is syntax)."""
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-free token estimate: ~4 characters per token for ASCII text, one token per
+    non-ASCII character (CJK scripts run at about one token per character or more)."""
+    ascii_chars = sum(1 for ch in text if ch.isascii())
+    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)

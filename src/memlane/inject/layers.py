@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..config import Bracket, InjectConfig
 from ..index.text import query_terms
 from ..memory import Memory
-from ..eval.metrics import estimate_tokens
+from ..index.text import estimate_tokens
 from .render import Item, planned_depth, render, summary_line
 from .session import SessionState, prune_old_sessions, read_context
 from .transcript import read_transcript, window_for

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config import Bracket
-from ..eval.metrics import estimate_tokens
+from ..index.text import estimate_tokens
 
 PREVIEW = 160
 

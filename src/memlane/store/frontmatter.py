@@ -12,10 +12,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import yaml
 
 # libyaml's C loader when PyYAML was built with it (the wheels are): ~10x faster
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_loader = None
+
+
+def _yaml():
+    """PyYAML and its fastest safe loader, imported on the first note parsed (a recall from a
+    fresh index needs neither)."""
+    global _loader
+    import yaml
+
+    if _loader is None:
+        _loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml, _loader
 _FENCE = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
 _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
 
@@ -36,8 +46,9 @@ def split_frontmatter(text: str) -> Frontmatter:
     raw, body = match.group(1) or "", text[match.end():]
     problems: list[str] = []
     try:
-        parsed = yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
+        yaml, loader = _yaml()
+        parsed = yaml.load(raw, Loader=loader)  # noqa: S506 - a safe loader
+    except _yaml()[0].YAMLError as exc:
         problems.append(f"frontmatter is not valid YAML ({_first_line(exc)}); read leniently")
         parsed = None
     if parsed is None and not problems:
