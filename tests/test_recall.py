@@ -16,7 +16,7 @@ IDS_KEYS = {"rank", "name", "path", "score", "reached"}
 SUMMARY_KEYS = IDS_KEYS | {"title", "type", "scope", "preview"}
 FULL_KEYS = SUMMARY_KEYS | {"description", "body", "recall", "paths", "kind", "status"}
 EXPLAIN_KEYS = {"bm25", "bm25_norm", "cosine", "vector", "fused", "bm25_rank", "vector_rank", "matched_fields",
-                "notes", "activation", "relevance", "importance", "recency", "base_level", "state", "path"}
+                "notes", "activation", "relevance", "importance", "recency", "base_level", "state", "path", "risk"}
 
 
 def test_results_in_rank_order_with_absolute_paths(memory, store):

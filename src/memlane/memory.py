@@ -17,6 +17,7 @@ from .embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedde
 from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
 from .index.db import GRAPH_VERSION, is_corruption
 from .index.schema import MIGRATIONS
+from .guards import injection_risk, redact
 from .lifecycle import HitLog
 from .lifecycle.usage import Usage, unit_states
 from .recall import RecallOutcome, RecallPlan, run_recall
@@ -377,10 +378,10 @@ class Memory:
             preview_src = meta.get("index_hook") or row["description"] or row["body"]
             result.update({
                 "title": row["title"] or row["name"], "type": row["type"], "scope": row["scope"],
-                "preview": _preview(preview_src),
+                "preview": _preview(redact(preview_src)),
             })
         if depth is Depth.FULL:
-            result.update({"description": row["description"], "body": row["body"],
+            result.update({"description": redact(row["description"]), "body": redact(row["body"]),
                            "recall": meta.get("recall", []), "paths": meta.get("paths", []),
                            "kind": meta.get("kind"), "status": meta.get("status")})
         if matched is not None:
@@ -401,6 +402,7 @@ class Memory:
                 "base_level": None if hit.base_level is None else round(hit.base_level, 3),
                 "state": state,
                 "path": hit.path,
+                "risk": injection_risk(f"{row['description']}\n{row['body']}"),
             }
         return result
 
@@ -451,7 +453,7 @@ class Memory:
                                 depth=Depth.FULL.value)
             self._restore([r["uid"] for r in found])
         return [{"name": r["name"], "title": r["title"] or r["name"], "type": r["type"], "scope": r["scope"],
-                 "path": r["path"], "description": r["description"], "body": r["body"],
+                 "path": r["path"], "description": redact(r["description"]), "body": redact(r["body"]),
                  "meta": r["meta"]} for r in found]
 
     def stats(self, *, refresh: bool = True) -> dict:

@@ -123,6 +123,8 @@ def _format_results(results: list[dict], depth: Depth, explain: bool) -> str:
                 lines.append(f"   path: {step}")
             for note in e["notes"]:
                 lines.append(f"   note: {note}")
+            if e.get("risk"):
+                lines.append(f"   quarantined from automatic injection: {e['risk']}")
     return "\n".join(lines)
 
 

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..config import Bracket, InjectConfig
+from ..guards import injection_risk, redact, stale_paths
 from ..index.text import query_terms
 from ..memory import Memory
 from ..index.text import estimate_tokens
@@ -76,12 +77,14 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
     parts = []
     for layer, title, budget in ((1, "About you:", config.identity_tokens),
                                  (2, "This project:", config.project_tokens)):
-        found = [Item.from_result(r) for r in memory.briefing(layer=layer, refresh=layer == 1)]
+        found, risky = _screen([Item.from_result(r) for r in memory.briefing(layer=layer, refresh=layer == 1)],
+                               _root(memory))
+        report.setdefault("quarantined", []).extend(risky)
         lines, used = [], estimate_tokens(title)
         for item in found:
             if not state.wants(item.path, content_hash(item), "summary", refresh_s=refresh_s):
                 continue
-            line = summary_line(item)
+            line = redact(summary_line(item))
             cost = estimate_tokens(line)
             if used + cost > budget or len(line) + 1 > room - len(title) - 2:
                 break  # budget and cap: the most important notes come first
@@ -132,7 +135,8 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False) -> Inje
         results += [r for r in deep if r["path"] not in known]
         report["layers"]["L4"] = {"recalled": [r["name"] for r in deep], "why": config.deep}
         layer = "L4" if deep else layer
-    items = [Item.from_result(r) for r in results]
+    items, risky = _screen([Item.from_result(r) for r in results], _root(memory))
+    report["quarantined"] = risky
     planned = [(item, planned_depth(n, bracket, config.moderate_full)) for n, item in enumerate(items)]
     refresh_s = config.refresh_minutes * 60
     fresh = [(item, depth) for item, depth in planned
@@ -140,6 +144,7 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False) -> Inje
     report["deduplicated"] = [item.name for item, _ in planned if (item, _) not in fresh]
     budget = config.room_tokens + (config.deep_tokens if "L4" in report["layers"] else 0)
     rendered = render(fresh, header=ROOM_HEADER, budget_tokens=budget, max_chars=config.max_chars)
+    rendered.text = redact(rendered.text)  # G3 (redaction only shortens: the cap still holds)
     if not dry_run:
         for item, depth in rendered.shown:
             state.mark(item.path, content_hash(item), depth)
@@ -148,6 +153,24 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False) -> Inje
                              for i, d in rendered.shown],
                    "omitted": [i.name for i in rendered.omitted], "chars": len(rendered.text), "layer": layer})
     return Injection(rendered.text, report)
+
+
+def _root(memory: Memory) -> str:
+    return str(memory.repo or memory.cwd)
+
+
+def _screen(items: list[Item], root: str) -> tuple[list[Item], list[dict]]:
+    """G2: notes that read as an attempt to steer the agent are kept out (and reported);
+    G1: the rest learn which repository paths they name are gone."""
+    kept, risky = [], []
+    for item in items:
+        reason = injection_risk(f"{item.description}\n{item.body}")
+        if reason:
+            risky.append({"name": item.name, "path": item.path, "why": reason})
+            continue
+        item.stale = tuple(stale_paths(f"{item.description}\n{item.body}", root))
+        kept.append(item)
+    return kept, risky
 
 
 def _query(prompt: str, turns: list[str], context_turns: int) -> str:

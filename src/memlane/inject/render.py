@@ -33,6 +33,7 @@ class Item:
     body: str = ""
     hook: str = ""  # the MEMORY.md line, or the description
     reached: str = "seed"
+    stale: tuple[str, ...] = ()  # paths it names that the working tree no longer has (G1)
 
     @classmethod
     def from_result(cls, r: dict) -> "Item":
@@ -60,14 +61,22 @@ def full_block(item: Item) -> str:
         lines.append(item.body.strip())
     if item.reached and not item.reached.startswith("seed"):
         lines.append(f"(recalled {item.reached})")
+    if item.stale:
+        lines.append(_stale_note(item))
     return "\n".join(lines)
+
+
+def _stale_note(item: Item) -> str:
+    names = ", ".join(f"`{p}`" for p in item.stale[:5]) + (" …" if len(item.stale) > 5 else "")
+    return f"(may be stale: {names} not found in the working tree)"
 
 
 def summary_line(item: Item) -> str:
     text = " ".join((item.hook or item.description or item.body).split())
     if len(text) > PREVIEW:
         text = text[: PREVIEW - 1] + "…"
-    return f"- {item.title} ({item.type or 'note'}): {text} — {item.path}"
+    line = f"- {item.title} ({item.type or 'note'}): {text} — {item.path}"
+    return f"{line} {_stale_note(item)}" if item.stale else line
 
 
 def index_line(item: Item) -> str:
