@@ -263,3 +263,11 @@ def test_statusline_side_file_sets_the_bracket(hook_env):
     report = json.loads(run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "ci cache rebase", session="s5"),
                                  "--explain").stdout.split("\n\n", 1)[0])
     assert report["bracket"] == "depleted" and report["fill_source"] == "statusline"
+
+
+def test_gemini_names_the_prompt_event_before_agent(hook_env):
+    proc = run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "why is the CI cache stale after a rebase?"),
+                    "--agent", "gemini")
+    data = json.loads(proc.stdout)
+    assert data["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert "feedback_ci_cache.md" in data["hookSpecificOutput"]["additionalContext"]

@@ -94,3 +94,23 @@ def test_the_installed_command_is_quoted_and_absolute(tmp_path):
     change = plan_claude(tmp_path / "settings.json", command=str(exe))
     command = json.loads(change.after)["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
     assert command == f"'{exe.parent / 'memlane-hook'}' user-prompt-submit"  # the stdlib-only client
+
+
+def test_codex_and_gemini_get_their_own_files_events_and_units(repo):
+    assert cli(["install", "codex"]) == 0
+    codex = read(repo / ".codex" / "hooks.json")["hooks"]
+    assert codex["UserPromptSubmit"][0]["hooks"][0]["command"].endswith("user-prompt-submit --agent codex")
+    assert codex["UserPromptSubmit"][0]["hooks"][0]["timeout"] == 10  # seconds
+    assert codex["SessionStart"][0]["matcher"] == "startup|resume|clear"
+    assert cli(["install", "gemini"]) == 0
+    gemini = read(repo / ".gemini" / "settings.json")["hooks"]
+    handler = gemini["BeforeAgent"][0]["hooks"][0]
+    assert handler["command"].endswith("user-prompt-submit --agent gemini") and handler["timeout"] == 10_000  # ms
+    assert "matcher" not in gemini["SessionStart"][0]  # Gemini matches lifecycle events by exact string
+    cli(["uninstall", "gemini"])
+    assert not (repo / ".gemini" / "settings.json").read_text().strip() or read(repo / ".gemini" / "settings.json") == {}
+
+
+def test_gemini_asks_for_no_statusline(repo, capsys):
+    assert cli(["install", "gemini", "--statusline"]) == 2
+    assert "no statusline" in capsys.readouterr().err

@@ -194,7 +194,7 @@ def cmd_hook(args) -> int:
 
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one query, then the recall: see daemon.py
     return run_hook(args.event, stores=_store_args(args), embedder=args.embedder, index=args.index,
-                    explain=args.explain)
+                    explain=args.explain, agent=args.agent)
 
 
 def cmd_statusline(args) -> int:
@@ -243,11 +243,11 @@ def cmd_serve(args) -> int:
 
 
 def cmd_install(args, *, remove: bool = False) -> int:
-    from .install import InstallError, apply, plan_claude, settings_path
+    from .install import InstallError, apply, plan, settings_path
 
-    path = settings_path("user" if args.user else "project")
+    path = settings_path("user" if args.user else "project", agent=args.agent)
     try:
-        change = plan_claude(path, remove=remove, statusline=getattr(args, "statusline", False))
+        change = plan(path, args.agent, remove=remove, statusline=getattr(args, "statusline", False))
     except InstallError as exc:
         raise CliError(str(exc)) from None
     verb = "remove memlane from" if remove else "install memlane into"
@@ -259,8 +259,11 @@ def cmd_install(args, *, remove: bool = False) -> int:
         return 0
     apply(change)
     done = "removed from" if remove else "installed in"
-    sys.stdout.write(f"memlane hooks {done} {path}" + ("" if remove else
-                     " (UserPromptSubmit and SessionStart; restart Claude Code or open /hooks to check)") + "\n")
+    notes = {"claude": " (UserPromptSubmit and SessionStart; open /hooks in Claude Code to check)",
+             "codex": " (UserPromptSubmit and SessionStart; Codex runs hooks only with [features] codex_hooks = true"
+                      " in ~/.codex/config.toml)",
+             "gemini": " (BeforeAgent and SessionStart)"}
+    sys.stdout.write(f"memlane hooks {done} {path}" + ("" if remove else notes[args.agent]) + "\n")
     return 0
 
 
@@ -403,6 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="session-start (layers 1-2) or user-prompt-submit (layers 3-4)")
     p.add_argument("--explain", action="store_true",
                    help="print what would be injected, in which bracket and why, instead of the hook JSON")
+    p.add_argument("--agent", choices=["claude", "codex", "gemini"], default="claude",
+                   help="the agent whose output shape to print (Gemini names the prompt event BeforeAgent)")
     p.set_defaults(func=cmd_hook)
 
     p = sub.add_parser("statusline", help="a statusline command: records the context fill for the hooks")
@@ -416,17 +421,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("install", help="register memlane's hooks with an agent (merges, idempotent)")
-    p.add_argument("agent", choices=["claude"], help="the agent whose settings to change")
+    p.add_argument("agent", choices=["claude", "codex", "gemini"], help="the agent whose settings to change")
     p.add_argument("--user", action="store_true",
-                   help="~/.claude/settings.json (all projects) instead of this repository's .claude/settings.json")
+                   help="the agent's settings in your home directory (all projects) instead of this repository's")
     p.add_argument("--statusline", action="store_true",
                    help="also make memlane the statusline (it records the context fill for the hooks)")
     p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
     p.set_defaults(func=cmd_install)
 
     p = sub.add_parser("uninstall", help="remove memlane's hooks from an agent's settings")
-    p.add_argument("agent", choices=["claude"], help="the agent whose settings to change")
-    p.add_argument("--user", action="store_true", help="~/.claude/settings.json instead of the repository's")
+    p.add_argument("agent", choices=["claude", "codex", "gemini"], help="the agent whose settings to change")
+    p.add_argument("--user", action="store_true", help="the settings in your home directory instead of the repository's")
     p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
     p.set_defaults(func=cmd_uninstall)
 

@@ -17,7 +17,7 @@ an embedding model (~0.3 s or more on 2 cores).
   walk costs 0.1 s at 10k notes); a changed config file rebuilds the engine.
 - **Idle timeout**: it exits after ``idle_minutes`` without a request and removes its socket.
 
-Protocol, in bytes (the client imports no JSON): the client sends ``EVENT\\n`` and the hook's
+Protocol, in bytes (the client imports no JSON): the client sends ``EVENT AGENT\\n`` and the hook's
 stdin and closes its side; the daemon answers ``ok\\n`` and what the hook prints, then closes.
 Events: ``session-start``, ``user-prompt-submit``, ``ping``, ``stop``.
 """
@@ -93,14 +93,14 @@ class Engine:
                 stamps.append((path, None, None))
         return stamps
 
-    def answer(self, event: str, raw: str) -> str:
+    def answer(self, event: str, raw: str, agent: str = "claude") -> str:
         from .hook import handle_event
 
         with self.lock:
             if self._config_stamp() != self.config_stamp:
                 log.info("configuration changed: reopening")
                 self._open()
-            return handle_event(self.memory, event, raw)
+            return handle_event(self.memory, event, raw, agent=agent)
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -174,14 +174,14 @@ def _handle(conn: socket.socket, engine: Engine) -> str | None:
             if not chunk:
                 break
             data += chunk
-        event, _, stdin = data.partition(b"\n")
-        event = event.decode("ascii", "replace").strip()
+        head, _, stdin = data.partition(b"\n")
+        event, _, agent = head.decode("ascii", "replace").strip().partition(" ")
         if event in ("stop", "ping"):
             conn.sendall(b"ok\n")
             return "stop" if event == "stop" else None
         if event not in ("session-start", "user-prompt-submit"):
             raise ValueError(f"unknown event {event!r}")
-        stdout = engine.answer(event, stdin.decode("utf-8", "replace"))
+        stdout = engine.answer(event, stdin.decode("utf-8", "replace"), agent or "claude")
     except Exception as exc:  # noqa: BLE001 - one bad request must not stop the daemon; the hook stays silent
         log.warning("request failed: %s: %s", type(exc).__name__, exc)
         stdout = ""

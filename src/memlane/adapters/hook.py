@@ -23,6 +23,8 @@ from logging.handlers import RotatingFileHandler
 from ..config import cache_home
 
 EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
+#: the prompt event's name in each agent's output (the rest of the shape is shared)
+PROMPT_EVENT = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 log = logging.getLogger("memlane")
 
 
@@ -42,7 +44,7 @@ def _file_logging() -> None:
         pass  # no log file: still never fail
 
 
-def handle_event(memory, event: str, raw: str, *, explain: bool = False) -> str:
+def handle_event(memory, event: str, raw: str, *, explain: bool = False, agent: str = "claude") -> str:
     """What the hook prints for one event, from an open ``Memory``: the hook JSON, the
     ``--explain`` report, or nothing. Raises on bad input (the callers log and stay silent)."""
     from ..inject.layers import session_start, user_prompt
@@ -64,12 +66,13 @@ def handle_event(memory, event: str, raw: str, *, explain: bool = False) -> str:
                 (injection.text or "(nothing would be injected)") + "\n")
     if not injection.text:
         return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": EVENTS[event],
-                                              "additionalContext": injection.text}}, ensure_ascii=False)
+    name = "SessionStart" if event == "session-start" else PROMPT_EVENT.get(agent, "UserPromptSubmit")
+    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": injection.text}},
+                      ensure_ascii=False)
 
 
 def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
-             explain: bool = False, stdin=None, stdout=None, refresh: bool = True) -> int:
+             explain: bool = False, stdin=None, stdout=None, refresh: bool = True, agent: str = "claude") -> int:
     """One hook event in this process. ``refresh=False``: use the index as it is when it has
     notes (the fast fallback while the daemon starts)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
@@ -84,7 +87,7 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
                     cwd=cwd if cwd and os.path.isdir(cwd) else None) as memory:
             if not refresh and memory.has_notes():
                 memory.trust_index()
-            stdout.write(handle_event(memory, event, raw, explain=explain))
+            stdout.write(handle_event(memory, event, raw, explain=explain, agent=agent))
         return 0
     except Exception as exc:  # noqa: BLE001 - a hook must never block the agent
         log.warning("hook %s failed, nothing injected: %s: %s", event, type(exc).__name__, exc)

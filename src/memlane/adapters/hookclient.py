@@ -130,7 +130,7 @@ def start_daemon(key: str, root: str, stores: list[str], embedder: str | None, i
 
 
 def parse_args(argv: list[str]) -> dict:
-    args = {"event": None, "stores": [], "embedder": None, "index": None, "no_daemon": False}
+    args = {"event": None, "stores": [], "embedder": None, "index": None, "no_daemon": False, "agent": "claude"}
     it = iter(argv)
     for arg in it:
         if arg in EVENTS:
@@ -143,13 +143,16 @@ def parse_args(argv: list[str]) -> dict:
             args["index"] = next(it, None)
         elif arg == "--no-daemon":
             args["no_daemon"] = True
+        elif arg == "--agent":
+            args["agent"] = next(it, "claude")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args["event"] is None:
-        sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--store DIR] [--embedder NAME] [--index FILE]\n")
+        sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--agent claude|codex|gemini] [--store DIR] "
+                         "[--embedder NAME] [--index FILE] [--no-daemon]\n")
         return 0  # even a misconfigured hook must not block the agent
     try:
         raw = sys.stdin.read()
@@ -158,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     root = project_root(None)  # Claude Code runs hooks in the session's directory
     key = daemon_key(root, args["stores"], args["embedder"], args["index"])
     if not args["no_daemon"]:
-        answer = ask_daemon(socket_path(key), args["event"], raw)
+        answer = ask_daemon(socket_path(key), f"{args['event']} {args['agent']}", raw)
         if answer is not None:
             sys.stdout.write(answer)
             return 0
@@ -169,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     from .hook import run_hook
 
     return run_hook(args["event"], stores=args["stores"] or None, embedder="none",
-                    index=args["index"], stdin=io.StringIO(raw), refresh=False)
+                    index=args["index"], stdin=io.StringIO(raw), refresh=False, agent=args["agent"])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,12 @@
-"""``memlane install claude`` / ``memlane uninstall claude``: register the hooks (and
-optionally the statusline) in Claude Code's settings (agents-and-mcp.md §1.1–1.2).
+"""``memlane install AGENT`` / ``memlane uninstall AGENT``: register the hooks with an agent
+(agents-and-mcp.md §1.1–1.2, §1.11), the same engine behind each:
+
+- **claude**: ``.claude/settings.json`` (or ``~/.claude/settings.json``), ``UserPromptSubmit`` and
+  ``SessionStart``, timeouts in seconds; optionally the statusline;
+- **codex**: ``.codex/hooks.json`` (or ``~/.codex/hooks.json``), the same shape and events
+  (Codex also needs ``[features] codex_hooks = true`` in its config.toml);
+- **gemini**: ``.gemini/settings.json`` (or ``~/.gemini/settings.json``), ``BeforeAgent`` and
+  ``SessionStart``, timeouts in **milliseconds**.
 
 The settings file is merged, never replaced: other hooks stay as they are, memlane's own
 entries (recognised by their ``memlane … hook`` command) are replaced, so installing twice
@@ -23,6 +30,24 @@ from ..store import git_root
 
 HOOK_TIMEOUT_S = 10  # UserPromptSubmit blocks the prompt; memlane answers in well under a second
 SESSION_MATCHER = "startup|resume|clear|compact"
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    folder: str  # the settings folder, in the repository or the home directory
+    file: str
+    prompt_event: str
+    timeout: int  # in the agent's unit
+    session_matcher: str | None
+    statusline: bool = False
+
+
+AGENTS = {
+    "claude": Agent("claude", ".claude", "settings.json", "UserPromptSubmit", HOOK_TIMEOUT_S, SESSION_MATCHER, True),
+    "codex": Agent("codex", ".codex", "hooks.json", "UserPromptSubmit", HOOK_TIMEOUT_S, "startup|resume|clear"),
+    "gemini": Agent("gemini", ".gemini", "settings.json", "BeforeAgent", HOOK_TIMEOUT_S * 1000, None),
+}
 
 
 class InstallError(Exception):
@@ -59,12 +84,14 @@ def memlane_command() -> str:
     return f"{shlex.quote(sys.executable)} -m memlane.adapters.cli"
 
 
-def settings_path(scope: str, cwd: Path | None = None) -> Path:
+def settings_path(scope: str, cwd: Path | None = None, agent: str = "claude") -> Path:
+    spec = AGENTS[agent]
     if scope == "user":
-        base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-        return base / "settings.json"
+        if agent == "claude" and os.environ.get("CLAUDE_CONFIG_DIR"):
+            return Path(os.environ["CLAUDE_CONFIG_DIR"]) / spec.file
+        return Path.home() / spec.folder / spec.file
     root = git_root(cwd or Path.cwd()) or (cwd or Path.cwd())
-    return root / ".claude" / "settings.json"
+    return root / spec.folder / spec.file
 
 
 def _is_ours(handler: dict) -> bool:
@@ -97,7 +124,15 @@ def _without_ours(groups: list) -> list:
 
 
 def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, command: str | None = None) -> Change:
-    """The settings text after installing (or removing) memlane's hooks."""
+    return plan(path, "claude", remove=remove, statusline=statusline, command=command)
+
+
+def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = False,
+         command: str | None = None) -> Change:
+    """The settings text after installing (or removing) memlane's hooks for ``agent``."""
+    spec = AGENTS[agent]
+    if statusline and not spec.statusline:
+        raise InstallError(f"{agent} has no statusline memlane can use")
     before = path.read_text(encoding="utf-8") if path.exists() else ""
     try:
         settings = json.loads(before) if before.strip() else {}
@@ -108,13 +143,17 @@ def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, c
     program = command or memlane_command()
     base, hook = _shell_prefix(program), hook_command(program)
     hooks = dict(settings.get("hooks", {}))
-    for event in ("UserPromptSubmit", "SessionStart"):
+    agent_flag = "" if agent == "claude" else f" --agent {agent}"
+    for event in (spec.prompt_event, "SessionStart"):
         groups = _without_ours(list(hooks.get(event, [])))
         if not remove:
-            name = "user-prompt-submit" if event == "UserPromptSubmit" else "session-start"
-            group = {"hooks": [{"type": "command", "command": f"{hook} {name}", "timeout": HOOK_TIMEOUT_S}]}
-            if event == "SessionStart":
-                group = {"matcher": SESSION_MATCHER, **group}
+            name = "session-start" if event == "SessionStart" else "user-prompt-submit"
+            handler = {"type": "command", "command": f"{hook} {name}{agent_flag}", "timeout": spec.timeout}
+            if agent == "gemini":
+                handler["name"] = f"memlane-{name}"
+            group = {"hooks": [handler]}
+            if event == "SessionStart" and spec.session_matcher:
+                group = {"matcher": spec.session_matcher, **group}
             groups.append(group)
         if groups:
             hooks[event] = groups
