@@ -176,3 +176,27 @@ def test_the_daemon_sees_an_edited_note_within_seconds(setup, daemon):
         time.sleep(0.5)
         seen = "Purge the old cache" in client(setup, payload(setup, session=f"e{time.monotonic()}")).stdout
     assert seen
+
+
+def test_eight_parallel_sessions_through_the_daemon(setup, daemon):
+    cmd = [sys.executable, "-m", "memlane.adapters.hookclient", "user-prompt-submit", *setup["args"]]
+    procs = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=setup["tmp"]) for _ in range(8)]
+    for n, proc in enumerate(procs):
+        proc.stdin.write(payload(setup, session=f"par{n}"))
+        proc.stdin.close()
+    outputs = [(proc.wait(timeout=120), proc.stdout.read()) for proc in procs]
+    assert all(code == 0 and "feedback_ci_cache.md" in out for code, out in outputs)
+    log = (setup["tmp"] / "i.sqlite.hits.jsonl").read_text().splitlines()
+    assert {f"par{n}" for n in range(8)} <= {json.loads(line)["session"] for line in log if line.strip()}
+
+
+def test_serve_daemon_and_stop_from_the_cli(setup):
+    cli = [sys.executable, "-m", "memlane.adapters.cli", "serve", *setup["args"]]
+    run = lambda *extra: subprocess.run([*cli, *extra], capture_output=True, text=True, timeout=120,  # noqa: E731
+                                        cwd=setup["tmp"]).stdout
+    assert run("--daemon").startswith("started:")
+    assert run("--daemon").startswith("already running:")
+    assert run("--stop") == "stopped\n"
+    time.sleep(0.5)
+    assert run("--stop") == "no daemon running for this store set\n"

@@ -221,7 +221,7 @@ def cmd_serve(args) -> int:
     path = socket_path(key)
     if args.stop:
         reply = ask_daemon(path, "stop")
-        sys.stdout.write("stopped\n" if reply else "no daemon running for this store set\n")
+        sys.stdout.write("stopped\n" if reply is not None else "no daemon running for this store set\n")
         return 0
     if not args.daemon:
         from .hook import _file_logging
