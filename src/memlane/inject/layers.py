@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..config import Bracket, InjectConfig
-from ..guards import injection_risk, redact, stale_paths
+from ..guards import injection_risk, stale_paths
 from ..index.text import query_terms
 from ..memory import Memory
 from ..index.text import estimate_tokens
@@ -84,7 +84,7 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
         for item in found:
             if not state.wants(item.path, content_hash(item), "summary", refresh_s=refresh_s):
                 continue
-            line = redact(summary_line(item))
+            line = summary_line(item)
             cost = estimate_tokens(line)
             if used + cost > budget or len(line) + 1 > room - len(title) - 2:
                 break  # budget and cap: the most important notes come first
@@ -141,10 +141,11 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False) -> Inje
     refresh_s = config.refresh_minutes * 60
     fresh = [(item, depth) for item, depth in planned
              if state.wants(item.path, content_hash(item), depth, refresh_s=refresh_s)]
-    report["deduplicated"] = [item.name for item, _ in planned if (item, _) not in fresh]
+    report["deduplicated"] = [item.name for item, depth in planned if (item, depth) not in fresh]
     budget = config.room_tokens + (config.deep_tokens if "L4" in report["layers"] else 0)
+    # the notes arrive redacted (G3: Memory redacts every note it hands out), so the budgets and
+    # the cap are computed on exactly the text that is injected
     rendered = render(fresh, header=ROOM_HEADER, budget_tokens=budget, max_chars=config.max_chars)
-    rendered.text = redact(rendered.text)  # G3 (redaction only shortens: the cap still holds)
     if not dry_run:
         for item, depth in rendered.shown:
             state.mark(item.path, content_hash(item), depth)
