@@ -114,3 +114,15 @@ def test_codex_and_gemini_get_their_own_files_events_and_units(repo):
 def test_gemini_asks_for_no_statusline(repo, capsys):
     assert cli(["install", "gemini", "--statusline"]) == 2
     assert "no statusline" in capsys.readouterr().err
+
+
+def test_doctor_reports_hooks_and_daemon(repo, capsys):
+    cli(["install", "claude"])
+    capsys.readouterr()
+    assert cli(["doctor", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "project" in data["agents"]["hooks"]["claude"] and data["agents"]["hooks"]["gemini"] == {}
+    assert data["agents"]["daemon"]["running"] is False
+    assert cli(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "hooks for claude: project" in out and "hooks for codex: not installed" in out and "daemon: not running" in out

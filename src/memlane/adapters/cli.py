@@ -330,8 +330,32 @@ def cmd_doctor(args) -> int:
     lines.append(f"embedder: {e['name'] or '-'} ({e['status']})")
     lines.append(f"retrieve: fusion {data['retrieve']['fusion']}, min_score {data['retrieve']['min_score']}, "
                  f"long notes {data['retrieve']['long_notes']}")
+    data["agents"] = _agent_status(args)
+    for agent, where in data["agents"]["hooks"].items():
+        lines.append(f"hooks for {agent}: " + (", ".join(f"{scope} ({path})" for scope, path in where.items())
+                                               or "not installed (memlane install " + agent + ")"))
+    daemon = data["agents"]["daemon"]
+    lines.append(f"daemon: {'running' if daemon['running'] else 'not running'} ({daemon['socket']})")
     _emit(args, data, "\n".join(lines))
     return 0
+
+
+def _agent_status(args) -> dict:
+    """Which agents have memlane's hooks installed, and whether this store set's daemon answers."""
+    from .hookclient import ask_daemon, daemon_key, project_root, socket_path
+    from .install import AGENTS, installed, settings_path
+
+    hooks = {}
+    for agent in AGENTS:
+        found = {}
+        for scope in ("project", "user"):
+            path = settings_path(scope, agent=agent)
+            if installed(path):
+                found[scope] = str(path)
+        hooks[agent] = found
+    stores = [str(Path(s).expanduser().resolve()) for s in (args.store or [])]
+    sock = socket_path(daemon_key(project_root(None), stores, args.embedder, args.index))
+    return {"hooks": hooks, "daemon": {"socket": sock, "running": ask_daemon(sock, "ping") is not None}}
 
 
 def cmd_eval(args) -> int:

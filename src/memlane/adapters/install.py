@@ -179,6 +179,18 @@ def _shell_prefix(command: str) -> str:
     return shlex.quote(command) if os.path.exists(command) else command
 
 
+def installed(path: Path) -> bool:
+    """Whether the settings file at ``path`` holds memlane's hooks."""
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    return isinstance(hooks, dict) and any(
+        isinstance(g, dict) and any(isinstance(h, dict) and _is_ours(h) for h in g.get("hooks", []))
+        for groups in hooks.values() if isinstance(groups, list) for g in groups)
+
+
 def apply(change: Change) -> None:
     if not change.changed:
         return
