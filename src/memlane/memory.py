@@ -73,6 +73,8 @@ class Memory:
         self.shadowed: list[tuple] = []
         #: a resident process re-checks the files at most this often (seconds); 0 = every call
         self.min_refresh_interval = 0.0
+        #: fold the hit-log and move lifecycle states during recall (a daemon does it in the background)
+        self.auto_lifecycle = True
         self._last_refresh: tuple[float, bool, dict] | None = None
 
     # -- setup ----------------------------------------------------------------------
@@ -266,7 +268,8 @@ class Memory:
         plan = plan or RecallPlan(fusion=fusion, include_archived=include_archived, divergent=divergent, k=k)
         if refresh:
             self.refresh()
-        self.maintain_lifecycle()
+        if self.auto_lifecycle:
+            self.maintain_lifecycle()
         try:
             outcome = self._run(prompt, plan)
         except sqlite3.DatabaseError as exc:

@@ -44,10 +44,11 @@ MAX_REQUEST = 4_000_000
 
 
 class Engine:
-    """A warm ``Memory`` for one store set. Requests never wait for a file check: a
-    background thread stats the store every ``REFRESH_S`` seconds and, only when something
-    changed, refreshes the index under the lock requests take. A changed configuration file
-    rebuilds the engine."""
+    """A warm ``Memory`` for one store set. Requests never wait for a file check or the
+    lifecycle: a background thread stats the store every ``REFRESH_S`` seconds and, only when
+    something changed, refreshes the index; it also folds the hit-log in (and, hourly, moves
+    notes between lifecycle states) — under the lock requests take, so never during one. A
+    changed configuration file rebuilds the engine."""
 
     def __init__(self, root: str, stores: list[str], embedder: str | None, index: str | None):
         self.root, self.stores, self.embedder_name, self.index = root, stores, embedder, index
@@ -69,6 +70,7 @@ class Engine:
         self.memory.refresh()  # index fresh and the model loaded before the first answer
         self.files_stamp = self.memory.files_stamp()
         self.memory.trust_index()  # from now on the watcher decides when to look at the files
+        self.memory.auto_lifecycle = False  # ... and folds the hit-log, between requests
 
     def _watch(self) -> None:
         while True:
@@ -76,10 +78,11 @@ class Engine:
             try:
                 memory = self.memory
                 stamp = memory.files_stamp()  # a stat walk, no database access
-                if stamp != self.files_stamp:
-                    with self.lock:
+                with self.lock:
+                    if stamp != self.files_stamp:
                         memory.refresh(force=False, recheck=True)
                         self.files_stamp = stamp
+                    memory.maintain_lifecycle()  # new uses in; states moved at most hourly
             except Exception as exc:  # noqa: BLE001 - the next round tries again
                 log.info("file check failed: %s", exc)
 
