@@ -21,7 +21,7 @@ log = logging.getLogger("memlane.index")
 BUSY_TIMEOUT_MS = 5000
 #: bump when what is derived from the units (graph, hubs, constellations) is computed differently:
 #: every index then rebuilds it on its next sync
-GRAPH_VERSION = "4"
+GRAPH_VERSION = "5"
 SYNC_BATCH = 500
 
 
@@ -260,12 +260,14 @@ class Index:
 
         rows = self.conn.execute(
             "SELECT id, name, path, scope, json_extract(meta, '$.links'), json_extract(meta, '$.supersedes'),"
-            " json_extract(meta, '$.index_section'), json_extract(meta, '$.store') FROM units").fetchall()
+            " json_extract(meta, '$.index_section'), json_extract(meta, '$.store'),"
+            " json_extract(meta, '$.superseded_by') FROM units").fetchall()
         units = [{"id": i, "name": n, "path": p, "scope": s,
                   "meta": {"links": json.loads(links or "[]"), "supersedes": json.loads(sup or "[]"),
-                           "index_section": section, "store": store}}
-                 for i, n, p, s, links, sup, section, store in rows]
+                           "index_section": section, "store": store, "superseded_by": json.loads(by or "[]")}}
+                 for i, n, p, s, links, sup, section, store, by in rows]
         graph = resolve_links(units)
+        self._set_meta("superseded", json.dumps(_superseded_map(units, graph.edges)))
         edges = {(e.src, e.dst, e.kind) for e in graph.edges}
         nodes = [u["id"] for u in units]
         unchanged = (self.get_meta("graph") == GRAPH_VERSION
@@ -322,17 +324,8 @@ class Index:
             self.conn.execute("SELECT id, scope, meta FROM units WHERE keywords != ''")])
 
     def _load_superseded(self) -> dict[int, str]:
-        """A ``supersedes`` loop (a replaces b, b replaces a) says nothing about which is current:
-        notes on a loop are not demoted (``supersedes_loops`` lists them for doctor)."""
-        pairs = self.conn.execute(
-            "SELECT e.src, e.dst, u.name FROM edges e JOIN units u ON u.id = e.src WHERE e.kind = 'supersedes'").fetchall()
-        looped = _on_cycles([(src, dst) for src, dst, _ in pairs])
-        out = {dst: name for src, dst, name in pairs if dst not in looped}
-        for unit_id, meta in self.conn.execute("SELECT id, meta FROM units WHERE meta LIKE '%superseded_by%'"):
-            by = json.loads(meta or "{}").get("superseded_by") or []
-            if by and unit_id not in out:
-                out[unit_id] = ", ".join(by)
-        return out
+        """Computed when the graph is rebuilt (one small row to read, not every note's meta)."""
+        return {int(k): v for k, v in json.loads(self.get_meta("superseded") or "{}").items()}
 
     def supersedes_loops(self) -> list[int]:
         pairs = self.conn.execute("SELECT src, dst FROM edges WHERE kind = 'supersedes'").fetchall()
@@ -541,6 +534,21 @@ class Index:
             "chunks": c.execute("SELECT count(*) FROM chunks").fetchone()[0],
             "embeddings": c.execute("SELECT count(*) FROM embeddings").fetchone()[0],
         }
+
+
+def _superseded_map(units: list[dict], edges) -> dict[int, str]:
+    """unit -> the name of what replaces it: another note ``supersedes`` it, or it names a
+    ``superseded_by``. A ``supersedes`` loop (a replaces b, b replaces a) says nothing about
+    which is current: notes on a loop are not demoted (``supersedes_loops`` lists them)."""
+    names = {u["id"]: u["name"] for u in units}
+    pairs = [(e.src, e.dst) for e in edges if e.kind == "supersedes"]
+    looped = _on_cycles(pairs)
+    out = {dst: names.get(src, str(src)) for src, dst in pairs if dst not in looped}
+    for unit in units:
+        by = unit["meta"].get("superseded_by") or []
+        if by and unit["id"] not in out:
+            out[unit["id"]] = ", ".join(map(str, by))
+    return out
 
 
 def _on_cycles(pairs: list[tuple[int, int]]) -> set[int]:
