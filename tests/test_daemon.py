@@ -200,3 +200,13 @@ def test_serve_daemon_and_stop_from_the_cli(setup):
     assert run("--stop") == "stopped\n"
     time.sleep(0.5)
     assert run("--stop") == "no daemon running for this store set\n"
+
+
+def test_the_client_survives_a_deleted_working_directory(setup, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, sys\nos.chdir(sys.argv[1]); os.rmdir(sys.argv[1])\n"
+            "from memlane.adapters.hookclient import main\nsys.exit(main(['user-prompt-submit', '--no-daemon']))")
+    proc = subprocess.run([sys.executable, "-c", code, str(gone)], input="{}", capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout == ""

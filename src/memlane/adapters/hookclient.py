@@ -149,6 +149,13 @@ def parse_args(argv: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except Exception:  # noqa: BLE001 - a hook never blocks the agent (the fallback logs its own failures)
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args["event"] is None:
         sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--agent claude|codex|gemini] [--store DIR] "
