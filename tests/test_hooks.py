@@ -271,3 +271,14 @@ def test_gemini_names_the_prompt_event_before_agent(hook_env):
     data = json.loads(proc.stdout)
     assert data["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
     assert "feedback_ci_cache.md" in data["hookSpecificOutput"]["additionalContext"]
+
+
+def test_cursor_session_start_uses_its_own_shape(hook_env):
+    start = {"hook_event_name": "sessionStart", "conversation_id": "c1", "generation_id": "g1",
+             "workspace_roots": [str(hook_env["tmp"])]}
+    proc = run_hook(hook_env, "session-start", start, "--agent", "cursor")
+    assert proc.returncode == 0
+    data = json.loads(proc.stdout)
+    assert set(data) == {"additional_context"} and "Release freeze" in data["additional_context"]
+    proc = run_hook(hook_env, "user-prompt-submit", {"prompt": "ci cache", "conversation_id": "c1"}, "--agent", "cursor")
+    assert json.loads(proc.stdout) == {"continue": True}  # Cursor's prompt hook cannot add context

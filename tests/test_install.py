@@ -126,3 +126,20 @@ def test_doctor_reports_hooks_and_daemon(repo, capsys):
     assert cli(["doctor"]) == 0
     out = capsys.readouterr().out
     assert "hooks for claude: project" in out and "hooks for codex: not installed" in out and "daemon: not running" in out
+
+
+def test_cursor_gets_a_session_start_hook_in_its_flat_shape(repo):
+    path = repo / ".cursor" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}))
+    assert cli(["install", "cursor"]) == 0
+    data = read(path)
+    assert data["version"] == 1 and data["hooks"]["afterFileEdit"] == [{"command": "./format.sh"}]
+    (entry,) = data["hooks"]["sessionStart"]
+    assert entry["command"].endswith("session-start --agent cursor") and "beforeSubmitPrompt" not in data["hooks"]
+    assert cli(["install", "cursor"]) == 0 and len(read(path)["hooks"]["sessionStart"]) == 1  # idempotent
+    from memlane.adapters.install import installed
+
+    assert installed(path)
+    cli(["uninstall", "cursor"])
+    assert read(path) == {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}

@@ -262,7 +262,8 @@ def cmd_install(args, *, remove: bool = False) -> int:
     notes = {"claude": " (UserPromptSubmit and SessionStart; open /hooks in Claude Code to check)",
              "codex": " (UserPromptSubmit and SessionStart; Codex runs hooks only with [features] codex_hooks = true"
                       " in ~/.codex/config.toml)",
-             "gemini": " (BeforeAgent and SessionStart)"}
+             "gemini": " (BeforeAgent and SessionStart)",
+             "cursor": " (sessionStart only: Cursor's beforeSubmitPrompt cannot add context)"}
     sys.stdout.write(f"memlane hooks {done} {path}" + ("" if remove else notes[args.agent]) + "\n")
     return 0
 
@@ -430,8 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="session-start (layers 1-2) or user-prompt-submit (layers 3-4)")
     p.add_argument("--explain", action="store_true",
                    help="print what would be injected, in which bracket and why, instead of the hook JSON")
-    p.add_argument("--agent", choices=["claude", "codex", "gemini"], default="claude",
-                   help="the agent whose output shape to print (Gemini names the prompt event BeforeAgent)")
+    p.add_argument("--agent", choices=["claude", "codex", "gemini", "cursor"], default="claude",
+                   help="the agent whose input and output shape to use (Gemini: BeforeAgent; Cursor: additional_context)")
     p.set_defaults(func=cmd_hook)
 
     p = sub.add_parser("statusline", help="a statusline command: records the context fill for the hooks")
@@ -445,7 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("install", help="register memlane's hooks with an agent (merges, idempotent)")
-    p.add_argument("agent", choices=["claude", "codex", "gemini"], help="the agent whose settings to change")
+    p.add_argument("agent", choices=["claude", "codex", "gemini", "cursor"], help="the agent whose settings to change")
     p.add_argument("--user", action="store_true",
                    help="the agent's settings in your home directory (all projects) instead of this repository's")
     p.add_argument("--statusline", action="store_true",
@@ -454,7 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_install)
 
     p = sub.add_parser("uninstall", help="remove memlane's hooks from an agent's settings")
-    p.add_argument("agent", choices=["claude", "codex", "gemini"], help="the agent whose settings to change")
+    p.add_argument("agent", choices=["claude", "codex", "gemini", "cursor"], help="the agent whose settings to change")
     p.add_argument("--user", action="store_true", help="the settings in your home directory instead of the repository's")
     p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
     p.set_defaults(func=cmd_uninstall)

@@ -23,8 +23,17 @@ from logging.handlers import RotatingFileHandler
 from ..config import cache_home
 
 EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
-#: the prompt event's name in each agent's output (the rest of the shape is shared)
+#: the prompt event's name in each agent's output (the rest of the shape is shared; Cursor's differs)
 PROMPT_EVENT = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
+
+
+def cursor_payload(payload: dict) -> dict:
+    """Cursor's hook input in the shape the layers read: its ``conversation_id`` is the session,
+    its first workspace root the working directory."""
+    roots = payload.get("workspace_roots") if isinstance(payload.get("workspace_roots"), list) else []
+    return {**payload, "session_id": payload.get("session_id") or payload.get("conversation_id") or "",
+            "cwd": payload.get("cwd") or (roots[0] if roots and isinstance(roots[0], str) else None),
+            "source": payload.get("source") or "startup"}
 log = logging.getLogger("memlane")
 
 
@@ -53,6 +62,10 @@ def handle_event(memory, event: str, raw: str, *, explain: bool = False, agent: 
     payload = json.loads(raw) if raw.strip() else {}
     if not isinstance(payload, dict):
         raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
+    if agent == "cursor":
+        if event != "session-start":
+            return json.dumps({"continue": True})  # Cursor's prompt hook cannot add context
+        payload = cursor_payload(payload)
     if not memory.specs:
         log.info("hook %s: no memory folders configured for %s; nothing to inject", event, memory.cwd)
         return ""
@@ -64,6 +77,8 @@ def handle_event(memory, event: str, raw: str, *, explain: bool = False, agent: 
     if explain:
         return (json.dumps(injection.report, ensure_ascii=False, indent=2) + "\n\n" +
                 (injection.text or "(nothing would be injected)") + "\n")
+    if agent == "cursor":
+        return json.dumps({"additional_context": injection.text}, ensure_ascii=False) if injection.text else "{}"
     if not injection.text:
         return ""
     name = "SessionStart" if event == "session-start" else PROMPT_EVENT.get(agent, "UserPromptSubmit")
@@ -80,6 +95,8 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
     try:
         raw = stdin.read()
         payload = json.loads(raw) if raw.strip() else {}
+        if agent == "cursor" and isinstance(payload, dict):
+            payload = cursor_payload(payload)
         cwd = payload.get("cwd") if isinstance(payload, dict) and isinstance(payload.get("cwd"), str) else None
         from ..memory import Memory
 

@@ -148,6 +148,17 @@ def parse_args(argv: list[str]) -> dict:
     return args
 
 
+def _cursor_root(raw: str) -> str | None:
+    """Cursor names the project in ``workspace_roots`` (session start only: JSON is affordable)."""
+    import json
+
+    try:
+        roots = json.loads(raw).get("workspace_roots") or []
+        return roots[0] if roots and isinstance(roots[0], str) and os.path.isdir(roots[0]) else None
+    except (ValueError, AttributeError):
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -165,7 +176,7 @@ def _main(argv: list[str] | None) -> int:
         raw = sys.stdin.read()
     except (OSError, ValueError):
         raw = ""
-    root = project_root(None)  # Claude Code runs hooks in the session's directory
+    root = project_root(_cursor_root(raw) if args["agent"] == "cursor" else None)  # others run hooks in the project
     key = daemon_key(root, args["stores"], args["embedder"], args["index"])
     if not args["no_daemon"]:
         answer = ask_daemon(socket_path(key), f"{args['event']} {args['agent']}", raw)

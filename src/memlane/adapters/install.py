@@ -6,7 +6,10 @@
 - **codex**: ``.codex/hooks.json`` (or ``~/.codex/hooks.json``), the same shape and events
   (Codex also needs ``[features] codex_hooks = true`` in its config.toml);
 - **gemini**: ``.gemini/settings.json`` (or ``~/.gemini/settings.json``), ``BeforeAgent`` and
-  ``SessionStart``, timeouts in **milliseconds**.
+  ``SessionStart``, timeouts in **milliseconds**;
+- **cursor**: ``.cursor/hooks.json`` (or ``~/.cursor/hooks.json``), ``{"version": 1}`` with flat
+  handler lists; ``sessionStart`` only, because Cursor's ``beforeSubmitPrompt`` cannot add
+  context (it may only let the prompt through or stop it).
 
 The settings file is merged, never replaced: other hooks stay as they are, memlane's own
 entries (recognised by their ``memlane … hook`` command) are replaced, so installing twice
@@ -47,6 +50,8 @@ AGENTS = {
     "claude": Agent("claude", ".claude", "settings.json", "UserPromptSubmit", HOOK_TIMEOUT_S, SESSION_MATCHER, True),
     "codex": Agent("codex", ".codex", "hooks.json", "UserPromptSubmit", HOOK_TIMEOUT_S, "startup|resume|clear"),
     "gemini": Agent("gemini", ".gemini", "settings.json", "BeforeAgent", HOOK_TIMEOUT_S * 1000, None),
+    # Cursor's prompt hook cannot add context: memlane injects at session start only
+    "cursor": Agent("cursor", ".cursor", "hooks.json", "", 0, None),
 }
 
 
@@ -115,6 +120,10 @@ def _without_ours(groups: list) -> list:
         if not isinstance(group, dict):
             out.append(group)
             continue
+        if "command" in group and "hooks" not in group:  # Cursor: a flat list of handlers
+            if not _is_ours(group):
+                out.append(group)
+            continue
         handlers = [h for h in group.get("hooks", []) if not (isinstance(h, dict) and _is_ours(h))]
         if handlers:
             out.append({**group, "hooks": handlers})
@@ -144,6 +153,18 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     base, hook = _shell_prefix(program), hook_command(program)
     hooks = dict(settings.get("hooks", {}))
     agent_flag = "" if agent == "claude" else f" --agent {agent}"
+    if agent == "cursor":
+        groups = _without_ours(list(hooks.get("sessionStart", [])))
+        if not remove:
+            groups.append({"command": f"{hook} session-start{agent_flag}"})
+        if groups:
+            hooks["sessionStart"] = groups
+        else:
+            hooks.pop("sessionStart", None)
+        after_settings = {"version": settings.get("version", 1), **settings, "hooks": hooks} if hooks else \
+            {k: v for k, v in settings.items() if k != "hooks"}
+        after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
+        return Change(path, before, after)
     for event in (spec.prompt_event, "SessionStart"):
         groups = _without_ours(list(hooks.get(event, [])))
         if not remove:
@@ -187,7 +208,8 @@ def installed(path: Path) -> bool:
         return False
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
     return isinstance(hooks, dict) and any(
-        isinstance(g, dict) and any(isinstance(h, dict) and _is_ours(h) for h in g.get("hooks", []))
+        isinstance(g, dict) and (_is_ours(g) if "command" in g else
+                                 any(isinstance(h, dict) and _is_ours(h) for h in g.get("hooks", [])))
         for groups in hooks.values() if isinstance(groups, list) for g in groups)
 
 
