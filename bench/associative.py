@@ -134,7 +134,6 @@ def run_notes(name: str, path: Path, config: Config, embedder: str, cache: Path,
 
 def divergent_report(path: Path, config: Config, embedder: str, cache: Path) -> dict:
     """Prompts where divergent mode recalls notes from clusters convergent mode does not reach."""
-    from memlane.index.db import Index  # noqa: F401  (documentation: clusters live in graph_nodes)
     from memlane.memory import Memory
 
     prompts = [json.loads(line) for line in (path / "prompts.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -18,7 +18,6 @@ only new text. Tables are printed; every result is written to bench/out/quality.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys

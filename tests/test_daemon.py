@@ -15,7 +15,6 @@ import pytest
 
 from conftest import write_note
 from memlane.adapters import hookclient
-from memlane.adapters.daemon import peer_uid  # noqa: F401  (documented contract)
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
 

@@ -208,10 +208,6 @@ class Usage:
             " g.first_seen, g.last_ref, g.stability, g.state, g.refs FROM units u LEFT JOIN usage g ON g.uid = u.uid"
             " ORDER BY u.id").fetchall()
 
-    # -- what recall reads --------------------------------------------------------------
-    def states(self, unit_ids: list[int]) -> dict[int, str]:
-        """Lifecycle state of the given units (those not active)."""
-        return _states(self.index, unit_ids)
 
 
 def _states(index: Index, unit_ids: list[int]) -> dict[int, str]:
