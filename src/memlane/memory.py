@@ -19,7 +19,7 @@ from .index.db import GRAPH_VERSION, is_corruption
 from .index.schema import MIGRATIONS
 from .guards import injection_risk, redact
 from .lifecycle import HitLog
-from .lifecycle.usage import Usage, unit_states
+from .lifecycle.usage import Usage, state_of, unit_states
 from .recall import RecallOutcome, RecallPlan, run_recall
 from .retrieve import matched_fields
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
@@ -281,14 +281,12 @@ class Memory:
         rows = self.index.units_by_id([h.unit_id for h in outcome.selected])
         chosen = [(hit, rows[hit.unit_id]) for hit in outcome.selected if hit.unit_id in rows]
         matched = matched_fields(self.index, prompt, [h.unit_id for h, _ in chosen]) if explain else {}
-        states = unit_states(self.index, [h.unit_id for h, _ in chosen]) if chosen else {}
-        results = [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None,
-                                states.get(hit.unit_id, "active"))
+        results = [self._result(rank_no, hit, row, depth, matched.get(hit.unit_id) if explain else None, hit.state)
                    for rank_no, (hit, row) in enumerate(chosen, start=1)]
         if record:
             self._log_hits(prompt, results, chosen, session, depth, layer, bracket)
         if record and plan.include_archived:
-            self._restore([row["uid"] for h, row in chosen if states.get(h.unit_id) in ("archived", "dormant")])
+            self._restore([row["uid"] for h, row in chosen if h.state in ("archived", "dormant")])
         return results
 
     def _run(self, prompt: str, plan: RecallPlan) -> RecallOutcome:
@@ -426,9 +424,8 @@ class Memory:
         ids = [i for (i,) in self.index.conn.execute(f"SELECT u.id FROM units u WHERE {where}")]
         facts = self.index.unit_facts(ids)
         rows = self.index.units_by_id(ids)
-        states = unit_states(self.index, ids)
         ranked = sorted(
-            (i for i in ids if states.get(i) not in ("archived", "dormant") and not rows[i]["meta"].get("private")),
+            (i for i in ids if state_of(facts[i]) == "active" and not rows[i]["meta"].get("private")),
             key=lambda i: (-(float(facts[i][0]) if facts[i][0] is not None else 0.5), -(facts[i][3] or 0.0),
                            -(float(facts[i][1]) if facts[i][1] else 0.0), rows[i]["name"]))
         return [self._result(n, _Briefed(), rows[i], Depth.FULL, None, "active")

@@ -26,7 +26,7 @@ from .config import Config, Fusion
 from .embed.base import Embedder
 from .index.db import Index
 from .index.text import query_terms
-from .lifecycle.usage import recency_of
+from .lifecycle.usage import recency_of, state_of
 from .retrieve.fusion import Legs
 from .retrieve.search import Hit, order_hits, rank
 
@@ -84,8 +84,10 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     timings["associate_score"] = _ms(started)
 
     started = time.perf_counter()
-    states = {u: _state(f) for u, f in facts.items()}
-    eligible = [h for h in hits if plan.include_archived or states.get(h.unit_id) != "archived"]
+    states = {u: state_of(f) for u, f in facts.items()}
+    for hit in hits:
+        hit.state = states.get(hit.unit_id, "active")
+    eligible = [h for h in hits if plan.include_archived or h.state != "archived"]
     selected = [h for h in eligible if h.relevance >= rc.min_score][:k]
     if plan.constellations and ac.constellations and selected:
         selected = _with_constellations(index, selected, {h.unit_id: h for h in hits}, config,
@@ -95,11 +97,6 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     timings["select"] = _ms(started)
     chosen = {h.unit_id for h in selected}
     return RecallOutcome(selected, selected + [h for h in hits if h.unit_id not in chosen], timings)
-
-
-def _state(facts: tuple) -> str:
-    declared, lifecycle = facts[2], facts[4]
-    return declared if declared in ("dormant", "archived") else (lifecycle or "active")
 
 
 def _ms(started: float) -> float:
@@ -148,7 +145,7 @@ def _with_constellations(index: Index, selected: list[Hit], candidates: dict[int
     if not groups:
         return selected
     members = {m for g in groups for m in g}
-    states = {u: _state(f) for u, f in index.unit_facts(members).items()}
+    states = {u: state_of(f) for u, f in index.unit_facts(members).items()}
     names = index.names_of({h.unit_id for h in selected})
     out, placed = [], {h.unit_id for h in selected}
     for hit in selected:
@@ -162,7 +159,7 @@ def _with_constellations(index: Index, selected: list[Hit], candidates: dict[int
                 if states[member] == "archived" and not include_archived:
                     continue
                 placed.add(member)
-                companion = candidates.get(member) or Hit(member, 0.0, Legs())
+                companion = candidates.get(member) or Hit(member, 0.0, Legs(), state=states[member])
                 companion.companion_of = names.get(hit.unit_id, str(hit.unit_id))
                 companion.path = companion.path + [f"constellation with [[{companion.companion_of}]]"]
                 out.append(companion)
@@ -184,7 +181,7 @@ def _remote(index: Index, hits: list[Hit], selected: list[Hit], config: Config, 
     names = index.names_of({n for node, _, path in found for n, _ in path} | set(leader.values()))
     out = []
     for node, score, path in found:
-        hit = by_id.get(node) or Hit(node, 0.0, Legs())
+        hit = by_id.get(node) or Hit(node, 0.0, Legs(), state=states.get(node, "active"))
         hit.remote, hit.score = True, score
         cluster = names.get(leader[node], "?")
         if len(path) > 1:

@@ -97,13 +97,13 @@ class Engine:
         return stamps
 
     def answer(self, event: str, raw: str, agent: str = "claude") -> str:
-        from .hook import handle_event
+        from .hook import handle_event, parse_payload
 
         with self.lock:
             if self._config_stamp() != self.config_stamp:
                 log.info("configuration changed: reopening")
                 self._open()
-            return handle_event(self.memory, event, raw, agent=agent)
+            return handle_event(self.memory, event, parse_payload(raw, agent), agent=agent)
 
 
 def peer_uid(conn: socket.socket) -> int | None:

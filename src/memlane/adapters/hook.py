@@ -53,19 +53,22 @@ def _file_logging() -> None:
         pass  # no log file: still never fail
 
 
-def handle_event(memory, event: str, raw: str, *, explain: bool = False, agent: str = "claude") -> str:
+def parse_payload(raw: str, agent: str = "claude") -> dict:
+    """The hook's stdin as the layers read it; raises ``ValueError`` on anything but a JSON object."""
+    payload = json.loads(raw) if raw.strip() else {}
+    if not isinstance(payload, dict):
+        raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
+    return cursor_payload(payload) if agent == "cursor" else payload
+
+
+def handle_event(memory, event: str, payload: dict, *, explain: bool = False, agent: str = "claude") -> str:
     """What the hook prints for one event, from an open ``Memory``: the hook JSON, the
     ``--explain`` report, or nothing. Raises on bad input (the callers log and stay silent)."""
     from ..inject.layers import session_start, user_prompt
 
     started = time.perf_counter()
-    payload = json.loads(raw) if raw.strip() else {}
-    if not isinstance(payload, dict):
-        raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
-    if agent == "cursor":
-        if event != "session-start":
-            return json.dumps({"continue": True})  # Cursor's prompt hook cannot add context
-        payload = cursor_payload(payload)
+    if agent == "cursor" and event != "session-start":
+        return json.dumps({"continue": True})  # Cursor's prompt hook cannot add context
     if not memory.specs:
         log.info("hook %s: no memory folders configured for %s; nothing to inject", event, memory.cwd)
         return ""
@@ -93,18 +96,15 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     _file_logging()
     try:
-        raw = stdin.read()
-        payload = json.loads(raw) if raw.strip() else {}
-        if agent == "cursor" and isinstance(payload, dict):
-            payload = cursor_payload(payload)
-        cwd = payload.get("cwd") if isinstance(payload, dict) and isinstance(payload.get("cwd"), str) else None
+        payload = parse_payload(stdin.read(), agent)
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         from ..memory import Memory
 
         with Memory(stores or None, embedder=embedder, index_path=index,
                     cwd=cwd if cwd and os.path.isdir(cwd) else None) as memory:
             if not refresh and memory.has_notes():
                 memory.trust_index()
-            stdout.write(handle_event(memory, event, raw, explain=explain, agent=agent))
+            stdout.write(handle_event(memory, event, payload, explain=explain, agent=agent))
         return 0
     except Exception as exc:  # noqa: BLE001 - a hook must never block the agent
         log.warning("hook %s failed, nothing injected: %s: %s", event, type(exc).__name__, exc)

@@ -152,30 +152,11 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     program = command or memlane_command()
     base, hook = _shell_prefix(program), hook_command(program)
     hooks = dict(settings.get("hooks", {}))
-    agent_flag = "" if agent == "claude" else f" --agent {agent}"
-    if agent == "cursor":
-        groups = _without_ours(list(hooks.get("sessionStart", [])))
-        if not remove:
-            groups.append({"command": f"{hook} session-start{agent_flag}"})
-        if groups:
-            hooks["sessionStart"] = groups
-        else:
-            hooks.pop("sessionStart", None)
-        after_settings = {"version": settings.get("version", 1), **settings, "hooks": hooks} if hooks else \
-            {k: v for k, v in settings.items() if k != "hooks"}
-        after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
-        return Change(path, before, after)
-    for event in (spec.prompt_event, "SessionStart"):
+    events = _entries(spec, hook)
+    for event in dict.fromkeys(event for event, _ in events):
         groups = _without_ours(list(hooks.get(event, [])))
         if not remove:
-            name = "session-start" if event == "SessionStart" else "user-prompt-submit"
-            handler = {"type": "command", "command": f"{hook} {name}{agent_flag}", "timeout": spec.timeout}
-            if agent == "gemini":
-                handler["name"] = f"memlane-{name}"
-            group = {"hooks": [handler]}
-            if event == "SessionStart" and spec.session_matcher:
-                group = {"matcher": spec.session_matcher, **group}
-            groups.append(group)
+            groups += [entry for name, entry in events if name == event]
         if groups:
             hooks[event] = groups
         else:
@@ -183,6 +164,8 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     after_settings = {**settings, "hooks": hooks}
     if not hooks:
         after_settings.pop("hooks")
+    elif agent == "cursor":
+        after_settings = {"version": 1, **after_settings}  # Cursor's hooks.json is versioned
     current_status = settings.get("statusLine")
     if remove and isinstance(current_status, dict) and _is_ours(current_status):
         after_settings.pop("statusLine")
@@ -193,6 +176,23 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
         after_settings["statusLine"] = {"type": "command", "command": f"{base} statusline", "padding": 0}
     after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
     return Change(path, before, after)
+
+
+def _entries(spec: Agent, hook: str) -> list[tuple[str, dict]]:
+    """(event, the entry memlane adds under it) in ``spec``'s settings shape."""
+    flag = "" if spec.name == "claude" else f" --agent {spec.name}"
+    if spec.name == "cursor":  # flat handler lists; its prompt hook cannot add context
+        return [("sessionStart", {"command": f"{hook} session-start{flag}"})]
+    out = []
+    for event, name in ((spec.prompt_event, "user-prompt-submit"), ("SessionStart", "session-start")):
+        handler = {"type": "command", "command": f"{hook} {name}{flag}", "timeout": spec.timeout}
+        if spec.name == "gemini":
+            handler["name"] = f"memlane-{name}"
+        group = {"hooks": [handler]}
+        if event == "SessionStart" and spec.session_matcher:
+            group = {"matcher": spec.session_matcher, **group}
+        out.append((event, group))
+    return out
 
 
 def _shell_prefix(command: str) -> str:

@@ -72,15 +72,13 @@ def _stale_note(item: Item) -> str:
 
 
 def summary_line(item: Item) -> str:
+    """The one-line form (summary depth, and the index lines of MODERATE/DEPLETED): title,
+    type, the hook or description, where the note lives."""
     text = " ".join((item.hook or item.description or item.body).split())
     if len(text) > PREVIEW:
         text = text[: PREVIEW - 1] + "…"
     line = f"- {item.title} ({item.type or 'note'}): {text} — {item.path}"
     return f"{line} {_stale_note(item)}" if item.stale else line
-
-
-def index_line(item: Item) -> str:
-    return summary_line(item)  # an index line is the MEMORY.md form: title, hook, where it lives
 
 
 @dataclass
@@ -113,7 +111,7 @@ def render(items: list[tuple[Item, str]], *, header: str, budget_tokens: int, ma
                 used_tokens += estimate_tokens(block)
                 continue
             depth = "index"  # too big for what is left: never nothing, an index line instead
-        line = summary_line(item) if depth == "summary" else index_line(item)
+        line = summary_line(item)
         extra = len(line) + 1 + (0 if lines else len(index_header) + 2)
         if used_chars + extra + tail_room > max_chars:
             omitted.append(item)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 log = logging.getLogger("memlane.inject")
 
-TAIL_BYTES = 2_000_000  # a long session's transcript can be large; the answer is near its end
+FIRST_READ = 256_000  # the answer is near the end of the transcript ...
+TAIL_BYTES = 2_000_000  # ... but a long session's last turns can hold large tool results
 DEFAULT_WINDOW = 200_000
 #: model id fragments with a 1M-token window (Claude Code: "[1m]" suffix for extended context)
 LARGE_WINDOW_MARKERS = ("[1m]", "-1m")
@@ -49,23 +50,30 @@ def window_for(model: str | None) -> int:
 
 def read_transcript(path: str | Path | None, *, user_turns: int = 2) -> TranscriptView:
     """Parse the tail of a transcript; never raises (a missing or garbled file yields an
-    empty view with ``problem`` set)."""
-    view = TranscriptView()
+    empty view with ``problem`` set). The last ``FIRST_READ`` bytes usually hold the answer;
+    only when they do not is up to ``TAIL_BYTES`` read."""
     if not path:
-        view.problem = "no transcript path"
-        return view
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(max(0, size - TAIL_BYTES))
-            data = handle.read()
-    except OSError as exc:
-        view.problem = f"transcript unreadable: {exc}"
-        return view
-    lines = data.split(b"\n")
-    if size > TAIL_BYTES:
-        lines = lines[1:]  # the first line of a tail is probably cut
-    for raw in reversed(lines):
+        return TranscriptView(problem="no transcript path")
+    for window in (FIRST_READ, TAIL_BYTES):
+        try:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                handle.seek(max(0, size - window))
+                data = handle.read()
+        except OSError as exc:
+            return TranscriptView(problem=f"transcript unreadable: {exc}")
+        lines = data.split(b"\n")
+        if size > window:
+            lines = lines[1:]  # the first line of a tail is probably cut
+        view = TranscriptView()
+        if _scan(reversed(lines), view, user_turns) or size <= window:
+            return view
+    return view
+
+
+def _scan(lines, view: TranscriptView, user_turns: int) -> bool:
+    """Fill ``view`` from ``lines`` (newest first); True once it has everything it wants."""
+    for raw in lines:
         if not raw.strip():
             continue
         try:
@@ -84,8 +92,8 @@ def read_transcript(path: str | Path | None, *, user_turns: int = 2) -> Transcri
             if text:
                 view.recent_user_turns.insert(0, text)
         if (view.used_tokens is not None or view.compacted) and len(view.recent_user_turns) >= user_turns:
-            break
-    return view
+            return True
+    return False
 
 
 def _take_usage(entry: dict, view: TranscriptView) -> None:

@@ -210,26 +210,18 @@ class Usage:
 
 
 
-def _states(index: Index, unit_ids: list[int]) -> dict[int, str]:
-    if not unit_ids:
-        return {}
-    marks = ",".join("?" * len(unit_ids))
-    return dict(index.conn.execute(
-        f"SELECT u.id, g.state FROM units u JOIN usage g ON g.uid = u.uid WHERE u.id IN ({marks})"
-        " AND g.state != 'active'", list(unit_ids)).fetchall())
+def state_of(facts: tuple) -> str:
+    """A unit's state from its ``Index.unit_facts`` row: a ``dormant`` or ``archived`` status
+    written in its frontmatter wins, else the lifecycle's."""
+    declared, lifecycle = facts[2], facts[4]
+    return declared if declared in ("dormant", "archived") else (lifecycle or "active")
 
 
 def unit_states(index: Index, unit_ids: list[int]) -> dict[int, str]:
     """Units among ``unit_ids`` that are dormant or archived, by the lifecycle or by their
     own frontmatter ``status:``."""
-    states = _states(index, unit_ids)
-    if unit_ids:
-        marks = ",".join("?" * len(unit_ids))
-        for uid, status in index.conn.execute(
-                f"SELECT id, json_extract(meta, '$.status') FROM units WHERE id IN ({marks})"
-                " AND json_extract(meta, '$.status') IN ('dormant', 'archived')", list(unit_ids)):
-            states[uid] = status
-    return states
+    return {unit: state for unit, facts in index.unit_facts(unit_ids).items()
+            if (state := state_of(facts)) != "active"}
 
 
 def recency(index: Index, unit_ids: list[int], *, weight: float, d: float = 0.5,

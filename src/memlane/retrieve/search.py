@@ -30,6 +30,7 @@ class Hit:
     base_level: float | None = None
     companion_of: str | None = None  # recalled with this constellation member (A3)
     remote: bool = False  # a divergent-mode remote associate (A5)
+    state: str = "active"  # lifecycle state: active, dormant or archived (L3)
 
 
 def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,
