@@ -12,7 +12,8 @@ import pytest
 
 from conftest import write_note
 from memlane import Memory
-from memlane.guards import REDACTED, injection_risk, redact, stale_paths
+from memlane.guards import REDACTED, injection_risk, redact
+from memlane.staleness import stale_paths
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 

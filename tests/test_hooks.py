@@ -282,3 +282,74 @@ def test_cursor_session_start_uses_its_own_shape(hook_env):
     assert set(data) == {"additional_context"} and "Release freeze" in data["additional_context"]
     proc = run_hook(hook_env, "user-prompt-submit", {"prompt": "ci cache", "conversation_id": "c1"}, "--agent", "cursor")
     assert json.loads(proc.stdout) == {"continue": True}  # Cursor's prompt hook cannot add context
+
+
+# -- Codex and Gemini transcripts ------------------------------------------------------------------
+def write_codex_rollout(path: Path, used: int, window: int = 272_000, *, compacted=False) -> Path:
+    """A Codex CLI rollout: ``{timestamp, type, payload}`` lines, token counts as events."""
+    def line(kind, payload):
+        return {"timestamp": "2026-11-29T10:00:00.000Z", "type": kind, "payload": payload}
+
+    def tokens(n):
+        usage = {"input_tokens": n, "cached_input_tokens": n // 2, "output_tokens": 300,
+                 "reasoning_output_tokens": 100, "total_tokens": n + 300}
+        return line("event_msg", {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage,
+                                                                  "model_context_window": window}, "rate_limits": None})
+
+    lines = [
+        line("session_meta", {"id": "019a", "cwd": "/repo", "cli_version": "0.58.0"}),
+        line("turn_context", {"cwd": "/repo", "model": "gpt-5-codex"}),
+        line("response_item", {"type": "message", "role": "user",
+                               "content": [{"type": "input_text", "text": "<environment_context>…"}]}),
+        line("event_msg", {"type": "user_message", "message": "our CI cache goes stale after every rebase"}),
+        tokens(used // 3),
+        line("event_msg", {"type": "token_count", "info": None, "rate_limits": {}}),  # before any usage
+        tokens(used),
+    ]
+    if compacted:
+        lines.append(line("compacted", {"message": "summary of the conversation"}))
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_gemini_recording(path: Path, used: int) -> Path:
+    """A Gemini CLI chat recording: one JSON document with ``messages``."""
+    path.write_text(json.dumps({"sessionId": "g1", "projectHash": "ab", "startTime": "2026-11-29T10:00:00Z",
+                                "lastUpdated": "2026-11-29T10:05:00Z", "messages": [
+        {"id": "1", "timestamp": "t", "type": "user", "content": "our CI cache goes stale after every rebase"},
+        {"id": "2", "timestamp": "t", "type": "gemini", "content": "Looking.", "model": "gemini-2.5-pro",
+         "tokens": {"input": used, "output": 40, "cached": used // 2, "thoughts": 10, "tool": 0, "total": used + 50}},
+        {"id": "3", "timestamp": "t", "type": "info", "content": "tool ran"},
+    ]}), encoding="utf-8")
+    return path
+
+
+def test_codex_fill_comes_from_its_token_count_events(tmp_path):
+    view = read_transcript(write_codex_rollout(tmp_path / "rollout.jsonl", 136_000))
+    assert view.used_tokens == 136_000 and view.window == 272_000 and view.fill() == 0.5
+    assert view.model == "gpt-5-codex"
+    assert view.recent_user_turns == ["our CI cache goes stale after every rebase"]
+    compacted = read_transcript(write_codex_rollout(tmp_path / "c.jsonl", 136_000, compacted=True))
+    assert compacted.compacted and compacted.fill() is None
+
+
+def test_gemini_fill_comes_from_its_last_reply(tmp_path):
+    view = read_transcript(write_gemini_recording(tmp_path / "session-1.json", 850_000))
+    assert view.used_tokens == 850_000 and view.model == "gemini-2.5-pro" and view.fill() == 0.85
+    assert view.recent_user_turns == ["our CI cache goes stale after every rebase"]
+    (tmp_path / "bad.json").write_text("{not json")
+    assert read_transcript(tmp_path / "bad.json").problem == "transcript is not JSON"
+
+
+@pytest.mark.parametrize("agent, writer, used, bracket", [
+    ("codex", write_codex_rollout, 27_000, "fresh"), ("codex", write_codex_rollout, 220_000, "depleted"),
+    ("gemini", write_gemini_recording, 500_000, "moderate"),
+])
+def test_codex_and_gemini_hooks_choose_the_bracket_from_their_transcripts(hook_env, agent, writer, used, bracket):
+    transcript = writer(hook_env["tmp"] / ("t.json" if agent == "gemini" else "t.jsonl"), used)
+    payload = prompt_payload(hook_env, "ok fix it", transcript=transcript)  # short: borrows the user's last turn
+    proc = run_hook(hook_env, "user-prompt-submit", payload, "--agent", agent, "--explain")
+    report = json.loads(proc.stdout.split("\n\n", 1)[0])
+    assert report["bracket"] == bracket and report["fill_source"] == "transcript"
+    assert report["query"] == "our CI cache goes stale after every rebase ok fix it"
+    assert "feedback_ci_cache" in report["layers"]["L3"]["recalled"]

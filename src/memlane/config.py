@@ -125,6 +125,16 @@ class LifecycleConfig:
     base_decay: float = 0.5  # ACT-R d in B = ln(sum t_j^-d)
 
 
+@dataclass
+class PrivacyConfig:
+    """G3: what never leaves its scope. ``private: true`` notes are the user's own (never
+    handed to an agent); files matching ``exclude`` are never read into any index at all."""
+
+    #: path globs matched against each file's path relative to its mounted folder, its
+    #: absolute path and its file name (``*`` also crosses ``/``): "personal/*", "*.secret.md"
+    exclude: list[str] = field(default_factory=list)
+
+
 class Bracket(str, Enum):
     """How much of the context window is free (J3), and so how deep memory is injected."""
 
@@ -162,6 +172,7 @@ class Config:
     score: ScoreConfig = field(default_factory=ScoreConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     inject: InjectConfig = field(default_factory=InjectConfig)
+    privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
     sources: list[str] = field(default_factory=list)  # files read, for doctor
 
     def validate(self) -> "Config":
@@ -262,7 +273,9 @@ def _apply(target, data: dict, prefix: str) -> None:
 
 def _check_type(key: str, default, value) -> None:
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(default, bool):
+    if isinstance(default, list):
+        ok, kind = isinstance(value, list) and all(isinstance(v, str) for v in value), "an array of strings"
+    elif isinstance(default, bool):
         ok, kind = isinstance(value, bool), "true or false"
     elif isinstance(default, int):
         ok, kind = number and isinstance(value, int), "an integer"

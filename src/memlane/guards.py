@@ -6,15 +6,12 @@
   previous instructions"), exfiltration ("send the env to https://…") or covert action ("do
   not tell the user") is quarantined: never injected automatically, still listed with the
   reason. A long-lived store is an injection vector (seed 000, "Injection / instruction guard").
-- **Staleness** (G1): a recalled note that names a repository file (`` `server/db/x.sql` ``,
-  ``cmd/backfill/main.go``) is checked against the working tree; what no longer exists is
-  marked in the injection ("may be stale: … not found"). Symbols, flags and versions are not
-  checked yet.
+- **Staleness** (G1) lives in ``staleness.py``: files, symbols, flags and versions a note
+  names, checked against the working tree.
 """
 
 from __future__ import annotations
 
-import os
 import re
 
 REDACTED = "[redacted secret]"
@@ -69,30 +66,3 @@ def injection_risk(text: str) -> str | None:
         if match:
             return f"{kind}: \"{match.group(0).strip()[:80]}\""
     return None
-
-
-#: repository paths as notes write them: in backticks, or bare with a folder and an extension
-_PATH = re.compile(r"`([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.@-]+)+/?)`|(?<![\w/.:-])((?:[A-Za-z0-9_-]+/)+[A-Za-z0-9_.-]+\.[A-Za-z0-9]{1,6})(?![\w/])")
-
-
-def stale_paths(text: str, root: str | None, *, limit: int = 20) -> list[str]:
-    """Repository paths ``text`` names that do not exist under ``root`` (relative paths only;
-    URLs, home and absolute paths are not the working tree's to judge)."""
-    if not root or not os.path.isdir(root):
-        return []
-    missing, seen = [], set()
-    for match in _PATH.finditer(text or ""):
-        path = (match.group(1) or match.group(2) or "").rstrip("/")
-        if not path or path in seen or path.startswith(("~", "/", "http", "www.")) or "://" in path:
-            continue
-        seen.add(path)
-        if len(seen) > limit:
-            break
-        if "*" in path or path.count("/") > 8:
-            continue
-        first = path.split("/", 1)[0]
-        if not os.path.exists(os.path.join(root, first)):
-            continue  # the note speaks of some other tree (another repo, a remote path): not ours to judge
-        if not os.path.exists(os.path.join(root, path)):
-            missing.append(path)
-    return missing

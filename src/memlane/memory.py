@@ -70,6 +70,7 @@ class Memory:
         self._embedder_loaded = False
         self.embedder_notice: str | None = None
         self.skipped: list[Skip] = []
+        self.excluded: list[str] = []  # files privacy.exclude keeps out of the index (G3)
         self.shadowed: list[tuple] = []
         #: a resident process re-checks the files at most this often (seconds); 0 = every call
         self.min_refresh_interval = 0.0
@@ -167,8 +168,9 @@ class Memory:
                     "index_problem": None, "index": self.index_path,
                     "seconds": round(time.perf_counter() - started, 3)}
         cache = self._parse_cache() if not force else ParseCache()
-        snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes, cache=cache)
-        self.skipped, self.shadowed = snap.skipped, snap.shadowed
+        snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes, cache=cache,
+                             exclude=tuple(self.config.privacy.exclude))
+        self.skipped, self.shadowed, self.excluded = snap.skipped, snap.shadowed, snap.excluded
         for skip in snap.skipped:
             log.warning("skipped %s: %s", skip.path, skip.reason)
         units = [unit_from_note(n) for n in snap.notes]
@@ -194,6 +196,7 @@ class Memory:
             "notes": len(units), "added": report.added, "updated": report.updated, "removed": report.removed,
             "unchanged": report.unchanged, "embedded": embedded, "healed": report.healed or self.index.healed,
             "skipped": [{"path": s.path, "reason": s.reason} for s in snap.skipped],
+            "excluded": len(snap.excluded),
             "shadowed": [{"path": str(h.path), "by": str(w.path)} for h, w in snap.shadowed],
             "embedder": embedder.name if embedder else None, "notice": self.embedder_notice,
             "index_problem": write_problem, "index": self.index_path,
@@ -202,6 +205,7 @@ class Memory:
 
     def _fingerprint(self, embedder: Embedder | None) -> tuple[str, str]:
         settings = (f"{self.config.embed.long_notes}|{self.config.index.max_file_bytes}|{len(MIGRATIONS)}|{GRAPH_VERSION}|"
+                    f"{sorted(self.config.privacy.exclude)}|"
                     f"{sorted((str(s.path), s.scope) for s in self.specs)}")
         key = f"files:{embedder.name if embedder else '-'}"
         return key, fingerprint([s.path for s in self.specs]) + hashlib.sha256(settings.encode()).hexdigest()[:16]
@@ -257,13 +261,15 @@ class Memory:
                explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,
                divergent: bool = False, refresh: bool = True, session: str | None = None,
                plan: RecallPlan | None = None, layer: str = "recall", bracket: str | None = None,
-               record: bool = True) -> list[dict]:
+               record: bool = True, include_private: bool = True) -> list[dict]:
         """The units worth showing for ``prompt``, best first, as plain dicts. Each recall is
         written to the hit-log (``session`` names the agent session, when there is one).
 
         ``include_archived``: deep mode — archived notes are searched too, and a recalled
         archived note is active again. ``divergent``: add remote associates (A5). ``layer`` and
-        ``bracket`` go to the hit-log; ``record=False`` leaves no trace (a diagnostic)."""
+        ``bracket`` go to the hit-log; ``record=False`` leaves no trace (a diagnostic).
+        ``include_private=False``: the answer goes to an agent, so ``private: true`` notes are
+        not candidates at all (G3) — every hook layer and the MCP server ask this way."""
         depth = Depth(depth)
         plan = plan or RecallPlan(fusion=fusion, include_archived=include_archived, divergent=divergent, k=k)
         if refresh:
@@ -271,13 +277,13 @@ class Memory:
         if self.auto_lifecycle:
             self.maintain_lifecycle()
         try:
-            outcome = self._run(prompt, plan)
+            outcome = self._run(prompt, plan, include_private)
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc) or self.index.path == ":memory:":
                 raise
             self.index.heal(exc)  # e.g. a damaged full-text index: rebuild from the files, once
             self.refresh()
-            outcome = self._run(prompt, plan)
+            outcome = self._run(prompt, plan, include_private)
         rows = self.index.units_by_id([h.unit_id for h in outcome.selected])
         chosen = [(hit, rows[hit.unit_id]) for hit in outcome.selected if hit.unit_id in rows]
         matched = matched_fields(self.index, prompt, [h.unit_id for h, _ in chosen]) if explain else {}
@@ -289,9 +295,11 @@ class Memory:
             self._restore([row["uid"] for h, row in chosen if h.state in ("archived", "dormant")])
         return results
 
-    def _run(self, prompt: str, plan: RecallPlan) -> RecallOutcome:
+    def _run(self, prompt: str, plan: RecallPlan, include_private: bool = True) -> RecallOutcome:
         mixed_scopes = len({scope_rank(s.scope) for s in self.specs}) > 1
         exclude = _overridden_user_units(self.index, prompt) if mixed_scopes else frozenset()
+        if not include_private:
+            exclude = exclude | self.index.private_units()
         return run_recall(self.index, prompt, self.config, embedder=self.embedder, plan=plan, exclude=exclude)
 
     def _log_hits(self, prompt: str, results: list[dict], chosen: list, session: str | None, depth: Depth,
@@ -381,6 +389,8 @@ class Memory:
                 "title": row["title"] or row["name"], "type": row["type"], "scope": row["scope"],
                 "preview": _preview(redact(preview_src)),
             })
+            if meta.get("private"):
+                result["private"] = True  # for the user's eyes: no hook or MCP answer carries it (G3)
         if depth is Depth.FULL:
             result.update({"description": redact(row["description"]), "body": redact(row["body"]),
                            "recall": meta.get("recall", []), "paths": meta.get("paths", []),
@@ -469,7 +479,7 @@ class Memory:
         return {"index": self.index_path, "counts": self.index.counts(), "by_type": by_type,
                 "by_scope": by_scope, "embedded_units": embedded,
                 "stores": [{"path": str(s.path), "scope": s.scope, "source": s.label} for s in self.specs],
-                "skipped": len(self.skipped), "shadowed": len(self.shadowed),
+                "skipped": len(self.skipped), "shadowed": len(self.shadowed), "excluded": len(self.excluded),
                 "hubs": [{"name": names.get(u), "in_degree": d, "pagerank": round(r, 4)}
                          for u, d, r in self.index.hubs()],
                 "constellations": [[names.get(u) for u in group] for group in self.index.constellation_groups()

@@ -94,6 +94,8 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
                                         skip=exclude, include_archived=plan.include_archived)
     if plan.divergent:
         selected += _remote(index, hits, selected, config, states, plan.include_archived)
+    if exclude:  # whatever a link, a constellation or a cluster brings in, excluded stays out
+        selected = [h for h in selected if h.unit_id not in exclude]
     timings["select"] = _ms(started)
     chosen = {h.unit_id for h in selected}
     return RecallOutcome(selected, selected + [h for h in hits if h.unit_id not in chosen], timings)

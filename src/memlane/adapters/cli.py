@@ -84,6 +84,8 @@ def cmd_index(args) -> int:
             f" ({report['embedder'] or 'keyword-only'}) in {report['seconds']}s\nindex: {memory.index_path}")
     for skip in report["skipped"]:
         text += f"\nskipped {skip['path']}: {skip['reason']}"
+    if report.get("excluded"):
+        text += f"\n{report['excluded']} file(s) left out by privacy.exclude"
     if report["healed"]:
         text += "\nthe index was corrupt: it was moved aside and rebuilt"
     _emit(args, {**report, "index": memory.index_path}, text)
@@ -190,9 +192,10 @@ def cmd_decay(args) -> int:
 
 
 def cmd_hook(args) -> int:
+    from .daemon import tune_threads
     from .hook import run_hook
 
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one query, then the recall: see daemon.py
+    tune_threads()
     return run_hook(args.event, stores=_store_args(args), embedder=args.embedder, index=args.index,
                     explain=args.explain, agent=args.agent)
 
@@ -211,8 +214,9 @@ def _store_args(args) -> list[str] | None:
 
 
 def cmd_serve(args) -> int:
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see daemon.py
-    from .daemon import serve
+    from .daemon import serve, tune_threads
+
+    tune_threads()
     from .hookclient import ask_daemon, daemon_key, project_root, socket_path, start_daemon
 
     root = project_root(None)
@@ -294,7 +298,8 @@ def cmd_stats(args) -> int:
              f"units: {data['counts']['units']} ({', '.join(f'{k} {v}' for k, v in sorted(data['by_type'].items()))})",
              f"scopes: {', '.join(f'{k} {v}' for k, v in sorted(data['by_scope'].items())) or '-'}",
              f"embedded: {', '.join(f'{k} {v}' for k, v in data['embedded_units'].items()) or 'none'}",
-             f"skipped files: {data['skipped']}, shadowed by a narrower scope: {data['shadowed']}",
+             f"skipped files: {data['skipped']}, shadowed by a narrower scope: {data['shadowed']}, "
+             f"excluded by privacy.exclude: {data['excluded']}",
              f"hit-log: {data['hit_log']['records']} recalled units in {data['hit_log']['path']}"
              if data["hit_log"] else "hit-log: off",
              "hubs: " + (", ".join(f"{h['name']} ({h['in_degree']} in)" for h in data["hubs"]) or "none"),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import gc
 import logging
 import os
 import socket
@@ -71,6 +72,11 @@ class Engine:
         self.files_stamp = self.memory.files_stamp()
         self.memory.trust_index()  # from now on the watcher decides when to look at the files
         self.memory.auto_lifecycle = False  # ... and folds the hit-log, between requests
+        # what the warm-up loaded (index caches, the model's objects) lives as long as the
+        # engine: out of the collector's way, so no full collection lands in a request
+        gc.unfreeze()  # (a reopened engine: the old one's objects may be collected now)
+        gc.collect()
+        gc.freeze()
 
     def _watch(self) -> None:
         while True:
@@ -195,6 +201,19 @@ def _handle(conn: socket.socket, engine: Engine) -> str | None:
     return None
 
 
+def tune_threads() -> None:
+    """Thread settings for a process that answers prompts (daemon, in-process hook); called
+    before numpy or a model loads.
+
+    Two thread pools share the cores in a recall: the e5 engine's OpenMP threads and numpy's
+    OpenBLAS threads (the 10k-row similarity product). OpenBLAS threads busy-waiting after the
+    product starve the next query embedding, and a product this size gains nothing from a
+    second thread. Measured on 2 cores, warm hybrid recall at 10k notes (handle_event, p50 /
+    p95): OpenMP passive waiting 43 / 77 ms; one OpenBLAS thread and OpenMP's default short
+    spin 33 / 59 ms (passive OpenMP waiting doubles the embedding's cost, ~13 -> ~27 ms)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="memlane-daemon", description="memlane's resident recall daemon")
     parser.add_argument("--key")
@@ -204,11 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index")
     parser.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES)
     args = parser.parse_args(argv)
-    # OpenMP threads that busy-wait after each query embedding steal the core the rest of a
-    # recall runs on: passive waiting took a warm hybrid recall at 10k notes from 72 to 48 ms
-    # (p50) and 145 to 85 ms (p95). Batch indexing is ~12% slower with it, so only the daemon
-    # sets it. It must be set before the model loads.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    tune_threads()
     from .hook import _file_logging
 
     _file_logging()

@@ -317,6 +317,11 @@ class Index:
         return self._cached("units_with_paths", lambda: [i for (i,) in self.conn.execute(
             "SELECT id FROM units WHERE json_array_length(json_extract(meta, '$.paths')) > 0")])
 
+    def private_units(self) -> frozenset[int]:
+        """Units marked ``private: true`` (G3; kept until the index changes)."""
+        return self._cached("private_units", lambda: frozenset(i for (i,) in self.conn.execute(
+            "SELECT id FROM units WHERE json_extract(meta, '$.private') = 1")))
+
     def recall_keywords(self) -> list[tuple[int, str, list[str]]]:
         """(unit, scope, its ``recall:`` keywords) for every unit that has some."""
         return self._cached("recall_keywords", lambda: [

@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..config import Bracket, InjectConfig
-from ..guards import injection_risk, stale_paths
+from ..guards import injection_risk
+from ..staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..memory import Memory
 from .render import Item, planned_depth, render, summary_line
@@ -118,16 +119,17 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False) -> Inje
     query = _query(prompt, view.recent_user_turns, config.context_turns)
     report = {"event": "UserPromptSubmit", "bracket": bracket.value, "bracket_reason": why,
               "fill": None if fill is None else round(fill, 3), "fill_source": fill_source,
-              "window": window or window_for(view.model), "query": query, "layers": {}}
+              "window": window or view.window or window_for(view.model), "query": query, "layers": {}}
     state = SessionState.load(session_id)
     results = memory.recall(query, depth="full", session=session_id or None, layer="L3", bracket=bracket.value,
-                            record=not dry_run)
+                            record=not dry_run, include_private=False)
     results += _path_triggered(memory, prompt, {r["path"] for r in results})
     layer = "L3"
     report["layers"]["L3"] = {"recalled": [r["name"] for r in results]}
     if config.deep == "always" or (config.deep == "auto" and not results):
         deep = memory.recall(query, depth="full", include_archived=True, refresh=False, k=memory.config.retrieve.k * 2,
-                             session=session_id or None, layer="L4", bracket=bracket.value, record=not dry_run)
+                             session=session_id or None, layer="L4", bracket=bracket.value, record=not dry_run,
+                             include_private=False)
         known = {r["path"] for r in results}
         results += [r for r in deep if r["path"] not in known]
         report["layers"]["L4"] = {"recalled": [r["name"] for r in deep], "why": config.deep}
@@ -159,14 +161,14 @@ def _root(memory: Memory) -> str:
 
 def _screen(items: list[Item], root: str) -> tuple[list[Item], list[dict]]:
     """G2: notes that read as an attempt to steer the agent are kept out (and reported);
-    G1: the rest learn which repository paths they name are gone."""
+    G1: the rest learn what they name that the working tree no longer has."""
     kept, risky = [], []
     for item in items:
         reason = injection_risk(f"{item.description}\n{item.body}")
         if reason:
             risky.append({"name": item.name, "path": item.path, "why": reason})
             continue
-        item.stale = tuple(stale_paths(f"{item.description}\n{item.body}", root))
+        item.stale = tuple(stale_marks(f"{item.description}\n{item.body}", root))
         kept.append(item)
     return kept, risky
 

@@ -33,7 +33,7 @@ class Item:
     body: str = ""
     hook: str = ""  # the MEMORY.md line, or the description
     reached: str = "seed"
-    stale: tuple[str, ...] = ()  # paths it names that the working tree no longer has (G1)
+    stale: tuple[str, ...] = ()  # what it names that the working tree no longer has, phrased (G1)
 
     @classmethod
     def from_result(cls, r: dict) -> "Item":
@@ -67,8 +67,7 @@ def full_block(item: Item) -> str:
 
 
 def _stale_note(item: Item) -> str:
-    names = ", ".join(f"`{p}`" for p in item.stale[:5]) + (" …" if len(item.stale) > 5 else "")
-    return f"(may be stale: {names} not found in the working tree)"
+    return "(may be stale: " + "; ".join(item.stale[:5]) + (" …" if len(item.stale) > 5 else "") + ")"
 
 
 def summary_line(item: Item) -> str:

@@ -1,12 +1,20 @@
-"""What a Claude Code transcript says about the session (../shared/reference/agents-and-mcp.md
-§1.9–1.10): how full the context window is, and what the user said recently (R2).
+"""What an agent's transcript says about the session: how full the context window is, and
+what the user said recently (R2). Three formats, told apart by their content:
 
-The transcript is JSONL, written asynchronously (the current turn may be missing). Fill comes
-from the last main-thread assistant line with ``usage``: input + cache-creation + cache-read
-tokens over the window size — the statusline's own formula. Sidechain (subagent) lines and
-``<synthetic>`` messages carry no real usage and are skipped; a ``compact_boundary`` after the
-last usage means the context was just compacted and its fill is unknown. Only the tail of a
-large transcript is read.
+- **Claude Code** (JSONL; ../shared/reference/agents-and-mcp.md §1.9–1.10): fill comes from the
+  last main-thread assistant line with ``usage``: input + cache-creation + cache-read tokens
+  over the window size — the statusline's own formula. Sidechain (subagent) lines and
+  ``<synthetic>`` messages carry no real usage and are skipped; a ``compact_boundary`` after
+  the last usage means the context was just compacted and its fill is unknown.
+- **Codex CLI** rollout (JSONL of ``{timestamp, type, payload}``): the last ``event_msg`` of
+  type ``token_count`` gives ``info.last_token_usage.input_tokens`` (cached input included)
+  and the window itself, ``info.model_context_window``; ``user_message`` events are the
+  user's turns; a ``compacted`` line is a compaction.
+- **Gemini CLI** chat recording (one JSON object, ``messages``): the last ``gemini``
+  message's ``tokens.input`` over the model's window; ``user`` messages are the turns.
+
+The transcript is written asynchronously (the current turn may be missing). Only the tail of
+a large JSONL transcript is read.
 """
 
 from __future__ import annotations
@@ -22,8 +30,10 @@ log = logging.getLogger("memlane.inject")
 FIRST_READ = 256_000  # the answer is near the end of the transcript ...
 TAIL_BYTES = 2_000_000  # ... but a long session's last turns can hold large tool results
 DEFAULT_WINDOW = 200_000
-#: model id fragments with a 1M-token window (Claude Code: "[1m]" suffix for extended context)
-LARGE_WINDOW_MARKERS = ("[1m]", "-1m")
+GEMINI_MAX_BYTES = 20_000_000  # a Gemini recording is one JSON document: read whole, up to this
+#: model id fragments with a 1M-token window (Claude Code: "[1m]" suffix for extended context;
+#: the Gemini 2.5+ models)
+LARGE_WINDOW_MARKERS = ("[1m]", "-1m", "gemini")
 
 
 @dataclass
@@ -33,12 +43,13 @@ class TranscriptView:
     compacted: bool = False  # a compact boundary came after the last usage
     recent_user_turns: list[str] = field(default_factory=list)  # newest last, text only
     problem: str | None = None  # why nothing could be read, if so
+    window: int | None = None  # the window size, when the transcript states it (Codex)
 
     def fill(self, window: int | None = None) -> float | None:
         """Fraction of the window in use, or None when unknown."""
         if self.used_tokens is None or self.compacted:
             return None
-        size = window or window_for(self.model)
+        size = window or self.window or window_for(self.model)
         return min(1.0, self.used_tokens / size) if size else None
 
 
@@ -54,6 +65,8 @@ def read_transcript(path: str | Path | None, *, user_turns: int = 2) -> Transcri
     only when they do not is up to ``TAIL_BYTES`` read."""
     if not path:
         return TranscriptView(problem="no transcript path")
+    if str(path).endswith(".json"):
+        return _read_gemini(path, user_turns)
     for window in (FIRST_READ, TAIL_BYTES):
         try:
             with open(path, "rb") as handle:
@@ -83,7 +96,9 @@ def _scan(lines, view: TranscriptView, user_turns: int) -> bool:
         if not isinstance(entry, dict) or entry.get("isSidechain"):
             continue
         kind = entry.get("type")
-        if kind == "system" and entry.get("subtype") == "compact_boundary" and view.used_tokens is None:
+        if isinstance(entry.get("payload"), dict) and kind in CODEX_KINDS:
+            _codex(kind, entry["payload"], view, user_turns)
+        elif kind == "system" and entry.get("subtype") == "compact_boundary" and view.used_tokens is None:
             view.compacted = True
         elif kind == "assistant" and view.used_tokens is None and not view.compacted:
             _take_usage(entry, view)
@@ -94,6 +109,67 @@ def _scan(lines, view: TranscriptView, user_turns: int) -> bool:
         if (view.used_tokens is not None or view.compacted) and len(view.recent_user_turns) >= user_turns:
             return True
     return False
+
+
+CODEX_KINDS = {"session_meta", "turn_context", "event_msg", "response_item", "compacted"}
+
+
+def _codex(kind: str, payload: dict, view: TranscriptView, user_turns: int) -> None:
+    """One Codex rollout line (newest first)."""
+    settled = view.used_tokens is not None or view.compacted
+    if kind == "compacted" and not settled:
+        view.compacted = True
+    elif kind == "turn_context" and view.model is None and isinstance(payload.get("model"), str):
+        view.model = payload["model"]
+    elif kind == "event_msg" and payload.get("type") == "token_count" and not settled:
+        info = payload.get("info")
+        last = info.get("last_token_usage") if isinstance(info, dict) else None
+        used = last.get("input_tokens") if isinstance(last, dict) else None
+        if _count(used):
+            view.used_tokens = used
+            window = info.get("model_context_window")
+            view.window = window if _count(window) and window > 0 else None
+    elif kind == "event_msg" and payload.get("type") == "user_message" and len(view.recent_user_turns) < user_turns:
+        text = payload.get("message")
+        if isinstance(text, str) and text.strip():
+            view.recent_user_turns.insert(0, text.strip())
+
+
+def _read_gemini(path: str | Path, user_turns: int) -> TranscriptView:
+    """A Gemini CLI chat recording (never raises)."""
+    try:
+        if os.path.getsize(path) > GEMINI_MAX_BYTES:
+            return TranscriptView(problem=f"transcript larger than {GEMINI_MAX_BYTES:,} bytes: not read")
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read())
+    except OSError as exc:
+        return TranscriptView(problem=f"transcript unreadable: {exc}")
+    except (ValueError, UnicodeDecodeError):
+        return TranscriptView(problem="transcript is not JSON")
+    messages = data.get("messages") if isinstance(data, dict) else None
+    view = TranscriptView()
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if not isinstance(message, dict):
+            continue
+        if message.get("type") == "gemini" and view.used_tokens is None:
+            tokens = message.get("tokens")
+            used = tokens.get("input") if isinstance(tokens, dict) else None
+            if _count(used):
+                view.used_tokens = used
+                view.model = message.get("model") if isinstance(message.get("model"), str) else None
+        elif message.get("type") == "user" and len(view.recent_user_turns) < user_turns:
+            content = message.get("content")
+            if isinstance(content, list):
+                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            if isinstance(content, str) and content.strip():
+                view.recent_user_turns.insert(0, content.strip())
+        if view.used_tokens is not None and len(view.recent_user_turns) >= user_turns:
+            break
+    return view
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _take_usage(entry: dict, view: TranscriptView) -> None:

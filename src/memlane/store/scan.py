@@ -28,44 +28,67 @@ class FolderScan:
     index_lines: list[IndexLine] = field(default_factory=list)
     has_index: bool = False
     skipped: list[Skip] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)  # files privacy.exclude keeps out (G3)
+
+
+def excluded_by(patterns: list[str] | tuple[str, ...], path: Path, rel: str) -> str | None:
+    """The first of ``patterns`` (privacy.exclude) that matches ``path`` — relative to its
+    mounted folder, absolute, or by file name — or None."""
+    import fnmatch
+
+    for pattern in patterns:
+        pattern = pattern.strip()
+        if pattern and any(fnmatch.fnmatchcase(candidate, pattern) for candidate in
+                           (rel, str(path), path.name, rel.replace("**/", ""))):
+            return pattern
+    return None
 
 
 def _walk_markdown(root: Path, skipped: list[Skip]):
-    """Yield ``*.md`` files under ``root``, following symlinks once (loops are skipped)."""
+    """Yield ``*.md`` files under ``root`` in name order, following symlinks once (loops are
+    skipped)."""
+    for entry in _markdown_entries(root, skipped, ordered=True):
+        yield Path(entry.path)
+
+
+def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
+    """The ``os.DirEntry`` of every ``*.md`` file under ``root`` (in name order when
+    ``ordered``), following symlinks once (loops are skipped)."""
     seen_dirs: set[tuple[int, int]] = set()
-    stack = [root]
+    stack = [str(root)]
     while stack:
         folder = stack.pop()
         try:
-            st = folder.stat()
+            st = os.stat(folder)
         except OSError as exc:
-            skipped.append(Skip(str(folder), f"unreadable folder: {exc.strerror or exc}"))
+            skipped.append(Skip(folder, f"unreadable folder: {exc.strerror or exc}"))
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen_dirs:
-            skipped.append(Skip(str(folder), "symlink loop or repeated folder"))
+            skipped.append(Skip(folder, "symlink loop or repeated folder"))
             continue
         seen_dirs.add(key)
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name) if ordered else list(listing)
         except OSError as exc:
-            skipped.append(Skip(str(folder), f"unreadable folder: {exc.strerror or exc}"))
+            skipped.append(Skip(folder, f"unreadable folder: {exc.strerror or exc}"))
             continue
         for entry in entries:
-            path = Path(entry.path)
             try:
                 if entry.is_dir():
                     if entry.name not in _SKIP_DIRS:
-                        stack.append(path)
+                        stack.append(entry.path)
                 elif entry.name.lower().endswith(".md") and entry.is_file():
-                    yield path
+                    yield entry
             except OSError as exc:
-                skipped.append(Skip(str(path), f"unreadable: {exc.strerror or exc}"))
+                skipped.append(Skip(entry.path, f"unreadable: {exc.strerror or exc}"))
 
 
 def fingerprint(roots: list[Path]) -> str:
     """A digest of every markdown file's path, size and mtime under ``roots``: equal digests
-    mean nothing changed, so a refresh can skip parsing (the hook's common case)."""
+    mean nothing changed, so a refresh can skip parsing (the hook's common case). One stat
+    per file and no ``Path`` objects: the daemon runs this every few seconds."""
     import hashlib
 
     digest = hashlib.sha256()
@@ -75,12 +98,15 @@ def fingerprint(roots: list[Path]) -> str:
         digest.update(f"\0root:{root}".encode("utf-8", "surrogateescape"))
         if not root.is_dir():
             continue
-        for path in sorted(_walk_markdown(root, skipped)):
+        rows = []
+        for entry in _markdown_entries(root, skipped, ordered=False):
             try:
-                st = path.stat()
+                st = entry.stat()  # follows a symlink, as reading the note does
             except OSError:
                 continue
-            digest.update(f"\0{path}\0{st.st_size}\0{st.st_mtime_ns}".encode("utf-8", "surrogateescape"))
+            rows.append(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}")
+        rows.sort()
+        digest.update("\0".join(rows).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
@@ -131,8 +157,9 @@ class ParseCache:
 
 
 def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
-                cache: ParseCache | None = None) -> FolderScan:
-    """Parse every note in ``root`` (a folder without ``MEMORY.md`` is valid)."""
+                cache: ParseCache | None = None, exclude: tuple[str, ...] = ()) -> FolderScan:
+    """Parse every note in ``root`` (a folder without ``MEMORY.md`` is valid). Files that
+    ``exclude`` (privacy.exclude) matches are not even read."""
     root = root.expanduser().resolve()
     result = FolderScan(root=root, scope=scope)
     if not root.is_dir():
@@ -140,6 +167,9 @@ def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
         return result
     for path in _walk_markdown(root, result.skipped):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+        if exclude and excluded_by(exclude, path, rel):
+            result.excluded.append(str(path))
+            continue
         try:
             st = path.stat()
         except OSError as exc:

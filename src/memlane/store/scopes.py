@@ -36,20 +36,22 @@ class Snapshot:
     notes: list[Note] = field(default_factory=list)
     shadowed: list[tuple[Note, Note]] = field(default_factory=list)  # (hidden, winner)
     skipped: list[Skip] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)  # kept out by privacy.exclude (G3)
     folders: dict[Path, bool] = field(default_factory=dict)  # root -> has MEMORY.md
 
 
 def load_snapshot(specs: list[StoreSpec], *, max_bytes: int = DEFAULT_MAX_BYTES,
-                  cache: ParseCache | None = None) -> Snapshot:
+                  cache: ParseCache | None = None, exclude: tuple[str, ...] = ()) -> Snapshot:
     snap = Snapshot()
     seen_roots: set[Path] = set()
     for spec in specs:
-        scan = scan_folder(spec.path, spec.scope, max_bytes=max_bytes, cache=cache)
+        scan = scan_folder(spec.path, spec.scope, max_bytes=max_bytes, cache=cache, exclude=exclude)
         if scan.root in seen_roots:
             continue
         seen_roots.add(scan.root)
         snap.notes.extend(scan.notes)
         snap.skipped.extend(scan.skipped)
+        snap.excluded.extend(scan.excluded)
         snap.folders[scan.root] = scan.has_index
     _resolve_name_conflicts(snap)
     return snap
