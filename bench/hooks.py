@@ -180,13 +180,20 @@ def tokens(args) -> dict:
             wanted += len(relevant)
             if used:
                 ratios.append(whole[prompt["repo"]] / used)
-        row = {"mean_tokens": round(statistics.mean(totals)), "recall": round(found / wanted, 3),
-               "whole_over_injected": round(statistics.mean(whole[p["repo"]] for p in prompts) / max(1, statistics.mean(totals)), 1),
-               "median_ratio_per_prompt": round(statistics.median(ratios), 1) if ratios else None}
+        mean_whole = statistics.mean(whole[p["repo"]] for p in prompts)
+        recall = found / wanted
+        # at equal recall: whole notes drawn from the store without any ranking reach this recall,
+        # in expectation, with this share of the store (the labelled notes are as long as any)
+        row = {"mean_tokens": round(statistics.mean(totals)), "recall": round(recall, 3),
+               "whole_over_injected": round(mean_whole / max(1, statistics.mean(totals)), 1),
+               "median_ratio_per_prompt": round(statistics.median(ratios), 1) if ratios else None,
+               "equal_recall_tokens": round(recall * mean_whole),
+               "equal_recall_ratio": round(recall * mean_whole / max(1, statistics.mean(totals)), 1)}
         result[bracket.value] = row
         print(f"  {bracket.value:9s} {row['mean_tokens']:6d} tokens per prompt, recall of labelled notes "
               f"{row['recall']:.3f}; whole store / injected = {row['whole_over_injected']}x "
-              f"(median per prompt {row['median_ratio_per_prompt']}x)")
+              f"(median per prompt {row['median_ratio_per_prompt']}x); at equal recall, unranked whole notes "
+              f"need {row['equal_recall_tokens']} tokens = {row['equal_recall_ratio']}x")
     shutil.rmtree(work, ignore_errors=True)
     del dataset
     return result

@@ -370,4 +370,7 @@ deep = "auto"
 max_chars = 10000         # Claude Code's cap per injection
 default_bracket = "moderate"   # when the context fill is unknown: fresh | moderate | depleted
 refresh_minutes = 120     # a note already injected in this session comes again after this long
+
+[privacy]                 # private: true notes never reach an agent; these files are never read
+exclude = []              # globs on the path in its folder, the absolute path or the name: "personal/*"
 """
