@@ -353,3 +353,22 @@ def test_codex_and_gemini_hooks_choose_the_bracket_from_their_transcripts(hook_e
     assert report["bracket"] == bracket and report["fill_source"] == "transcript"
     assert report["query"] == "our CI cache goes stale after every rebase ok fix it"
     assert "feedback_ci_cache" in report["layers"]["L3"]["recalled"]
+
+
+def test_recall_prompt_json_shows_what_the_hook_would_inject_and_why(hook_env, tmp_path):
+    transcript = write_transcript(tmp_path / "t.jsonl", int(200_000 * 0.8))
+    payload = prompt_payload(hook_env, "why is the CI cache stale after a rebase?", transcript=transcript)
+    (tmp_path / "in.json").write_text(json.dumps(payload))
+    cmd = [sys.executable, "-m", "memlane.adapters.cli", "recall", "--prompt-json", str(tmp_path / "in.json"),
+           "--store", str(hook_env["store"]), "--embedder", "none", "--index", str(hook_env["index"])]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("bracket: depleted — fill 80% of 200,000 tokens, from the transcript")
+    assert "index feedback_ci_cache" in proc.stdout and "why (the recall ranking" in proc.stdout
+    assert "score: relevance" in proc.stdout and "--- the injected text ---" in proc.stdout
+    data = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=120).stdout)
+    assert data["report"]["bracket"] == "depleted" and data["ranking"][0]["name"] == "feedback_ci_cache"
+    # a dry run: the same input through the real hook still injects (nothing was marked as seen)
+    assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload))
+    bad = subprocess.run([*cmd[:5], str(tmp_path / "missing.json"), *cmd[6:]], capture_output=True, text=True)
+    assert bad.returncode != 0 and "missing.json" in bad.stderr

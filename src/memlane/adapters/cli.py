@@ -131,6 +131,8 @@ def _format_results(results: list[dict], depth: Depth, explain: bool) -> str:
 
 
 def cmd_recall(args) -> int:
+    if args.prompt_json:
+        return _recall_hook_input(args)
     prompt = " ".join(args.prompt).strip()
     if prompt == "-":
         prompt = sys.stdin.read().strip()
@@ -147,6 +149,50 @@ def cmd_recall(args) -> int:
                             session=args.session)
     _notice(memory)
     _emit(args, {"prompt": prompt, "results": results}, _format_results(results, depth, args.explain))
+    return 0
+
+
+def _recall_hook_input(args) -> int:
+    """``recall --prompt-json FILE``: the UserPromptSubmit hook's decision for that input, as a
+    dry run, with the ranking's reasons — what would this prompt bring back, and why."""
+    from ..inject.layers import user_prompt
+    from .hook import parse_payload
+
+    try:
+        raw = sys.stdin.read() if args.prompt_json == "-" else Path(args.prompt_json).read_text(encoding="utf-8")
+        payload = parse_payload(raw, args.agent)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CliError(f"--prompt-json {args.prompt_json}: {exc}") from None
+    if not str(payload.get("prompt") or "").strip():
+        raise CliError(f"--prompt-json {args.prompt_json}: the hook input has no prompt")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
+    stores = _store_args(args)
+    memory = Memory(stores, embedder=args.embedder, index_path=args.index, cwd=cwd)
+    if not memory.specs:
+        raise CliError("no memory folders to recall from for this input's project: pass --store DIR")
+    _refresh_with_progress(memory)
+    injection = user_prompt(memory, payload, dry_run=True)
+    report = injection.report
+    ranking = memory.recall(report["query"], depth=Depth.IDS, explain=True, refresh=False, record=False,
+                            include_private=False)
+    _notice(memory)
+    fill = (f"fill unknown ({report['fill_source']})" if report["fill"] is None else
+            f"fill {report['fill']:.0%} of {report['window']:,} tokens, from the {report['fill_source']}")
+    lines = [f"bracket: {report['bracket']} — {fill}; {report['bracket_reason']}",
+             f"query: {report['query']}"]
+    for layer, data in report["layers"].items():
+        lines.append(f"layer {layer} recalled: {', '.join(data['recalled']) or 'nothing'}")
+    lines += [f"quarantined: {q['name']} ({q['why']})" for q in report["quarantined"]]
+    if report["deduplicated"]:
+        lines.append(f"already injected in this session: {', '.join(report['deduplicated'])}")
+    lines.append(f"would inject {report['chars']:,} characters:" if report["shown"] else "would inject nothing")
+    lines += [f"  {s['depth']:5s} {s['name']}  <- {s['reached']}  {s['path']}" for s in report["shown"]]
+    if report["omitted"]:
+        lines.append(f"  (cut by the budget or the cap: {', '.join(report['omitted'])})")
+    lines += ["", "why (the recall ranking for the query):", _format_results(ranking, Depth.IDS, True)]
+    if injection.text:
+        lines += ["", "--- the injected text ---", injection.text]
+    _emit(args, {"report": report, "ranking": ranking, "text": injection.text}, "\n".join(lines))
     return 0
 
 
@@ -410,7 +456,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("recall", parents=[common], help="the notes worth showing for a prompt")
-    p.add_argument("prompt", nargs="+", help="the prompt ('-' reads stdin)")
+    p.add_argument("prompt", nargs="*", help="the prompt ('-' reads stdin)")
+    p.add_argument("--prompt-json", metavar="FILE",
+                   help="a hook's input JSON ('-' for stdin): show exactly what that prompt would inject, in which "
+                        "bracket, and why each note ranks where it does (a dry run: nothing is recorded)")
+    p.add_argument("--agent", choices=["claude", "codex", "gemini", "cursor"], default="claude",
+                   help="with --prompt-json: whose hook input it is")
     p.add_argument("--k", type=int, default=None, help="at most this many results (default from config: 5)")
     p.add_argument("--depth", choices=[d.value for d in Depth], default=Depth.SUMMARY.value,
                    help="ids | summary | full")
