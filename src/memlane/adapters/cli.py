@@ -432,6 +432,17 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 
 # -- parser --------------------------------------------------------------------------
+def _plugged(module: str, args) -> int:
+    """A command whose body lives in its own module: ``module.run_cli(args, memory) -> int``."""
+    import importlib
+
+    memory = _memory(args)
+    if not memory.specs:
+        raise CliError("no memory folders: pass --store DIR, mount folders in the config, or run inside a git "
+                       "repository that Claude Code keeps memory for")
+    return importlib.import_module(module).run_cli(args, memory)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", action="append", metavar="DIR",
@@ -473,6 +484,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="add remote associates from other clusters of the link graph (for ideation)")
     p.add_argument("--session", help="the agent session id, recorded in the hit-log")
     p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser("lint", parents=[common], help="check the notes: links, orphans, duplicates, contradictions, "
+                       "descriptions, sizes, injection risk, the MEMORY.md index (W3)")
+    p.add_argument("--fail-on", choices=["error", "warning", "never"], default="error",
+                   help="exit 1 when a finding at this level (or worse) exists (default: error)")
+    p.add_argument("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
+    p.set_defaults(func=lambda args: _plugged("memlane.lint", args))
+
+    p = sub.add_parser("graph", parents=[common], help="a picture of memory: notes, links, constellations, "
+                       "hubs and the last recalls (X5)")
+    form = p.add_mutually_exclusive_group(required=True)
+    form.add_argument("--html", metavar="OUT", help="write one self-contained HTML file (no network)")
+    form.add_argument("--dot", action="store_true", help="print the graph in Graphviz DOT")
+    form.add_argument("--mermaid", action="store_true", help="print the graph as a Mermaid flowchart")
+    p.add_argument("--recent", type=int, default=20, metavar="N", help="highlight the last N recalled notes")
+    p.set_defaults(func=lambda args: _plugged("memlane.picture", args))
 
     p = sub.add_parser("status", parents=[common], help="lifecycle: active / dormant / archived notes, most used")
     p.set_defaults(func=cmd_status)
