@@ -261,7 +261,7 @@ class Memory:
                explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,
                divergent: bool = False, refresh: bool = True, session: str | None = None,
                plan: RecallPlan | None = None, layer: str = "recall", bracket: str | None = None,
-               record: bool = True, include_private: bool = True) -> list[dict]:
+               record: bool = True, include_private: bool = True, exclude: Iterable[str] = ()) -> list[dict]:
         """The units worth showing for ``prompt``, best first, as plain dicts. Each recall is
         written to the hit-log (``session`` names the agent session, when there is one).
 
@@ -269,7 +269,8 @@ class Memory:
         archived note is active again. ``divergent``: add remote associates (A5). ``layer`` and
         ``bracket`` go to the hit-log; ``record=False`` leaves no trace (a diagnostic).
         ``include_private=False``: the answer goes to an agent, so ``private: true`` notes are
-        not candidates at all (G3) — every hook layer and the MCP server ask this way."""
+        not candidates at all (G3) — every hook layer and the MCP server ask this way.
+        ``exclude``: paths of notes that are not candidates (e.g. the note whose links are sought)."""
         depth = Depth(depth)
         plan = plan or RecallPlan(fusion=fusion, include_archived=include_archived, divergent=divergent, k=k)
         if refresh:
@@ -277,13 +278,13 @@ class Memory:
         if self.auto_lifecycle:
             self.maintain_lifecycle()
         try:
-            outcome = self._run(prompt, plan, include_private)
+            outcome = self._run(prompt, plan, include_private, exclude)
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc) or self.index.path == ":memory:":
                 raise
             self.index.heal(exc)  # e.g. a damaged full-text index: rebuild from the files, once
             self.refresh()
-            outcome = self._run(prompt, plan, include_private)
+            outcome = self._run(prompt, plan, include_private, exclude)
         rows = self.index.units_by_id([h.unit_id for h in outcome.selected])
         chosen = [(hit, rows[hit.unit_id]) for hit in outcome.selected if hit.unit_id in rows]
         matched = matched_fields(self.index, prompt, [h.unit_id for h, _ in chosen]) if explain else {}
@@ -295,11 +296,14 @@ class Memory:
             self._restore([row["uid"] for h, row in chosen if h.state in ("archived", "dormant")])
         return results
 
-    def _run(self, prompt: str, plan: RecallPlan, include_private: bool = True) -> RecallOutcome:
+    def _run(self, prompt: str, plan: RecallPlan, include_private: bool = True,
+             exclude_paths: Iterable[str] = ()) -> RecallOutcome:
         mixed_scopes = len({scope_rank(s.scope) for s in self.specs}) > 1
         exclude = _overridden_user_units(self.index, prompt) if mixed_scopes else frozenset()
         if not include_private:
             exclude = exclude | self.index.private_units()
+        if exclude_paths:
+            exclude = exclude | {row["id"] for row in self.index.units_by_path(exclude_paths)}
         return run_recall(self.index, prompt, self.config, embedder=self.embedder, plan=plan, exclude=exclude)
 
     def _log_hits(self, prompt: str, results: list[dict], chosen: list, session: str | None, depth: Depth,
@@ -448,6 +452,33 @@ class Memory:
         states = unit_states(self.index, ids)
         return [self._result(0, _Briefed(), rows[i], Depth.FULL, None, "active") | {"paths": rows[i]["meta"]["paths"]}
                 for i in ids if states.get(i) != "archived" and not rows[i]["meta"].get("private")]
+
+    # -- the write path (W1, W2; remember.py) -------------------------------------------
+    def add(self, draft, *, apply: bool = False, to: str | Path | None = None, include_private: bool = True,
+            dry_run: bool = False) -> dict:
+        """Compare ``draft`` (a ``store.write.Draft``) with the nearest notes and advise ADD /
+        UPDATE / SUPERSEDE / NOOP; an ADD is written unless ``dry_run``, the rest only with
+        ``apply``. Raises ``store.write.WriteError`` for a draft that cannot be written."""
+        from .remember import add
+
+        return add(self, draft, apply=apply, to=to, include_private=include_private, dry_run=dry_run)
+
+    def suggest_links(self, name: str, *, apply: bool = False, k: int = 5, include_private: bool = True) -> dict:
+        """``[[links]]`` worth adding to the note ``name``, with why; ``apply`` writes them."""
+        from .remember import suggest_links
+
+        return suggest_links(self, name, apply=apply, k=k, include_private=include_private)
+
+    def archive(self, name: str, *, include_private: bool = True) -> dict:
+        """Archive the note ``name`` by hand: out of default recall until restored or used."""
+        from .remember import set_state
+
+        return set_state(self, name, "archived", include_private=include_private)
+
+    def restore(self, name: str, *, include_private: bool = True) -> dict:
+        from .remember import set_state
+
+        return set_state(self, name, "active", include_private=include_private)
 
     # -- other reads ----------------------------------------------------------------
     def show(self, name: str, *, refresh: bool = True, session: str | None = None) -> list[dict]:

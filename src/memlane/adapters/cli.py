@@ -432,6 +432,64 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 
 # -- parser --------------------------------------------------------------------------
+def cmd_add(args) -> int:
+    from ..store.write import Draft, WriteError
+
+    body = sys.stdin.read() if args.body == "-" else args.body
+    draft = Draft(name=args.name, description=args.description, body=body, type=args.type, title=args.title,
+                  recall=args.recall, paths=args.paths, importance=args.importance, kind=args.kind,
+                  private=args.private)
+    memory = _memory(args)
+    try:
+        out = memory.add(draft, apply=args.apply, to=args.to, dry_run=args.dry_run)
+    except WriteError as exc:
+        raise CliError(str(exc)) from None
+    lines = [f"{out['advice']}: {out['reason']}"]
+    for c in out["candidates"]:
+        cosine = "" if c["cosine"] is None else f", cosine {c['cosine']:.3f}"
+        lines.append(f"  {c['name']}  closeness {c['closeness']:.2f} (word overlap {c['word_overlap']:.2f}{cosine})"
+                     + (f"; disagrees: {c['disagreement']}" if c["disagreement"] else "") + f"  {c['path']}")
+    if out["written"]:
+        lines.append(f"written: {out['written']}")
+    elif out["advice"] == "NOOP":
+        lines.append("nothing written: the note would say nothing new")
+    elif not args.dry_run:
+        lines.append("nothing written: add --apply to follow the advice")
+    _emit(args, out, "\n".join(lines))
+    return 0
+
+
+def cmd_link(args) -> int:
+    from ..store.write import WriteError
+
+    memory = _memory(args)
+    try:
+        out = memory.suggest_links(args.suggest, apply=args.apply, k=args.k)
+    except WriteError as exc:
+        raise CliError(str(exc)) from None
+    lines = [f"links for {out['note']} ({out['path']}):"]
+    lines += [f"  [[{s['name']}]]  {s['why']}" for s in out["suggestions"]] or ["  none: nothing related and unlinked"]
+    if out["applied"]:
+        lines.append("written: a 'Related:' line at the end of the note")
+    elif out["suggestions"]:
+        lines.append("add --apply to write them")
+    _emit(args, out, "\n".join(lines))
+    return 0
+
+
+def cmd_set_state(args) -> int:
+    from ..store.write import WriteError
+
+    memory = _memory(args)
+    try:
+        out = memory.archive(args.name) if args.state == "archived" else memory.restore(args.name)
+    except WriteError as exc:
+        raise CliError(str(exc)) from None
+    verb = "archived" if args.state == "archived" else "restored"
+    _emit(args, out, f"{out['name']}: {verb}" if out["changed"] else f"{out['name']}: already {args.state}")
+    return 0
+
+
 def _plugged(module: str, args) -> int:
     """A command whose body lives in its own module: ``module.run_cli(args, memory) -> int``."""
     import importlib
@@ -484,6 +542,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="add remote associates from other clusters of the link graph (for ideation)")
     p.add_argument("--session", help="the agent session id, recorded in the hit-log")
     p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser("add", parents=[common], help="write a note, after comparing it with the nearest notes "
+                       "(advice: ADD, UPDATE, SUPERSEDE or NOOP)")
+    p.add_argument("--name", required=True, help="the note's name (its file: <type>_<name>.md)")
+    p.add_argument("--description", required=True, help="when the note applies: 'when deciding …' (recall keys on it)")
+    p.add_argument("--type", default="project", choices=["user", "feedback", "project", "reference"])
+    p.add_argument("--body", default="", help="the note's text ('-' reads stdin)")
+    p.add_argument("--title", help="its MEMORY.md title (default: the name)")
+    p.add_argument("--recall", action="append", default=[], metavar="KEYWORD", help="a recall keyword (repeatable)")
+    p.add_argument("--paths", action="append", default=[], metavar="GLOB", help="a file trigger glob (repeatable)")
+    p.add_argument("--importance", type=float, help="0-1")
+    p.add_argument("--kind", help="principle | correction | decision | guideline | pitfall | process | model")
+    p.add_argument("--private", action="store_true", help="yours only: never injected into an agent (G3)")
+    p.add_argument("--to", metavar="DIR", help="the folder to write into (default: the first writable project store)")
+    p.add_argument("--apply", action="store_true", help="follow the advice (UPDATE / SUPERSEDE); an ADD is written anyway")
+    p.add_argument("--dry-run", action="store_true", help="only show the advice")
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("link", parents=[common], help="propose [[links]] from a note to related notes (A-MEM)")
+    p.add_argument("--suggest", required=True, metavar="NAME", help="the note to propose links for")
+    p.add_argument("--apply", action="store_true", help="append them to the note as a 'Related:' line")
+    p.add_argument("--k", type=int, default=5, help="at most this many")
+    p.set_defaults(func=cmd_link)
+
+    for verb, what in (("archive", "archive a note by hand (out of default recall; its file stays)"),
+                       ("restore", "bring an archived note back into recall")):
+        p = sub.add_parser(verb, parents=[common], help=what)
+        p.add_argument("name")
+        p.set_defaults(func=cmd_set_state, state="archived" if verb == "archive" else "active")
 
     p = sub.add_parser("lint", parents=[common], help="check the notes: links, orphans, duplicates, contradictions, "
                        "descriptions, sizes, injection risk, the MEMORY.md index (W3)")

@@ -512,6 +512,13 @@ class Index:
     def units_by_id(self, ids: Iterable[int]) -> dict[int, dict]:
         return {row[0]: self._row_dict(row) for row in self._rows_for("SELECT * FROM units WHERE id IN ({ids})", ids)}
 
+    def units_by_path(self, paths: Iterable[str]) -> list[dict]:
+        paths = list(paths)
+        if not paths:
+            return []
+        marks = ",".join("?" * len(paths))
+        return [self._row_dict(r) for r in self.conn.execute(f"SELECT * FROM units WHERE path IN ({marks})", paths)]
+
     def _row_dict(self, row) -> dict:
         cols = ("id", "uid", "name", "title", "description", "keywords", "body", "path", "scope", "type",
                 "meta", "hash", "indexed_at")

@@ -144,7 +144,9 @@ class Usage:
         """Every note whose state should change now, and why (nothing is written)."""
         now = time.time() if now is None else now
         out = []
-        for uid, name, path, meta_status, mtime, first_seen, last_ref, stability, state, refs in self._rows():
+        for uid, name, path, meta_status, mtime, first_seen, last_ref, stability, state, refs, reason in self._rows():
+            if reason == BY_HAND and not meta_status:
+                continue  # archived by hand stays archived until restored or used again
             first_seen = now if first_seen is None else first_seen
             last_use = max(first_seen, last_ref or 0.0, mtime or 0.0)
             verdict: Verdict = judge(now=now, last_use=last_use, stability=stability or 1.0,
@@ -198,6 +200,26 @@ class Usage:
             conn.execute("ROLLBACK")
             raise
 
+    def set_state(self, uids: list[str], state: str, now: float | None = None) -> int:
+        """Archive (``state="archived"``) or restore (``"active"``) notes by hand; an archived
+        note stays so until restored or used in a deep recall. Returns how many changed."""
+        if state not in ("active", "archived"):
+            raise ValueError(f"state must be active or archived, got {state!r}")
+        now = time.time() if now is None else now
+        reason = BY_HAND if state == "archived" else "restored by hand"
+        conn = self.index.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._ensure_rows(now)
+            changed = conn.executemany(
+                "UPDATE usage SET state = ?, state_since = ?, reason = ? WHERE uid = ? AND coalesce(state, 'active') != ?",
+                [(state, now, reason, uid, state) for uid in uids]).rowcount
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return changed
+
     def _ensure_rows(self, now: float) -> None:
         self.index.conn.execute("INSERT OR IGNORE INTO usage(uid, first_seen, state_since) "
                                 "SELECT uid, ?, ? FROM units", (now, now))
@@ -205,9 +227,13 @@ class Usage:
     def _rows(self):
         return self.index.conn.execute(
             "SELECT u.uid, u.name, u.path, json_extract(u.meta, '$.status'), json_extract(u.meta, '$.mtime'),"
-            " g.first_seen, g.last_ref, g.stability, g.state, g.refs FROM units u LEFT JOIN usage g ON g.uid = u.uid"
+            " g.first_seen, g.last_ref, g.stability, g.state, g.refs, g.reason FROM units u"
+            " LEFT JOIN usage g ON g.uid = u.uid"
             " ORDER BY u.id").fetchall()
 
+
+
+BY_HAND = "archived by hand"
 
 
 def state_of(facts: tuple) -> str:

@@ -1,0 +1,198 @@
+"""The write path's judgement (W1, W2): before a note is written, what is already there?
+
+**Consolidating add** (Mem0's write discipline, Chhikara et al. 2025 — without a model call):
+the draft is compared with its nearest notes (the recall pipeline finds them; closeness is
+the embedder's cosine on its own scale, and word overlap) and one of four is advised:
+
+- ``NOOP`` — a note already says this (near-identical, or the draft adds no new words);
+- ``UPDATE`` — a note on the same subject (or of the same name) exists and the draft adds to
+  it: applied, the draft is appended to that note as a dated update;
+- ``SUPERSEDE`` — a note on the same subject says otherwise (one says "always X", the other
+  "never X"; or they give the same setting different numbers): applied, the draft is written
+  as a new note with ``supersedes: [old]`` (recall then demotes the old note; its file stays);
+- ``ADD`` — nothing close: the draft is written as a new note.
+
+Every advice lists the candidates with their similarities and the reason, so the caller (a
+person, or an agent over MCP) can overrule it. Nothing is ever deleted.
+
+**Link suggestion** (A-MEM's link generation, Xu et al. 2025): the notes a note's own text
+recalls, above the recall threshold and not yet linked, are proposed as ``[[links]]`` with
+why; applied, they are appended as one ``Related:`` line.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from .index.text import query_terms
+from .store.write import Draft
+
+ADD, UPDATE, SUPERSEDE, NOOP = "ADD", "UPDATE", "SUPERSEDE", "NOOP"
+#: closeness, 0..1: how far the draft's cosine to a note rises above its typical cosine to
+#: the store's notes (the median), towards 1 — passages of one store sit at ~0.73 with each
+#: other whatever they say (e5-minilm, measured on the demo and agent_notes_dev stores)
+SAME_SUBJECT = 0.35  # ... at least this: the same subject
+CLOSE = 0.5  # ... at least this: the same specific thing (an UPDATE, or a NOOP when it adds nothing)
+#: without an embedder, closeness is the mean of containment and Jaccard of content words
+COVERED = 0.9  # share of the draft's content words a note already has: the draft adds nothing
+
+_NEGATIVE = re.compile(r"(?i)\b(?:never|don't|do not|avoid|stop|no longer|must not|mustn't|shouldn't|should not|"
+                       r"instead of|not use|disable[ds]?|forbid(?:den)?|without)\b")
+_POSITIVE = re.compile(r"(?i)\b(?:always|must|use|enable[ds]?|prefer|do|require[ds]?|should)\b")
+#: "lock_timeout = 5s", "retries: 3", "timeout to 30 s", "cache for 7 days": a setting and its value
+#: (an operator or a unit is required: "writer 3" names a thing, it sets nothing)
+_SETTING = re.compile(r"(?i)\b([a-z][a-z0-9_.-]{2,})(?:\s*(?:=|:|\bis\b|\bto\b|\bat\b|\bfor\b)\s*(\d+(?:\.\d+)?)\s*"
+                      r"(ms|s|sec|seconds?|m|min|minutes?|h|hours?|d|days?|%|mb|gb|kb|x)?"
+                      r"|\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|min|minutes?|h|hours?|days?|%|mb|gb|kb))\b")
+
+
+@dataclass
+class Candidate:
+    name: str
+    path: str
+    closeness: float  # 0..1: the embedder's cosine on its own scale, or word overlap
+    overlap: float  # Jaccard of content words
+    cosine: float | None
+    disagreement: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "path": self.path, "closeness": round(self.closeness, 3),
+                "word_overlap": round(self.overlap, 3),
+                "cosine": None if self.cosine is None else round(self.cosine, 4),
+                "disagreement": self.disagreement}
+
+
+@dataclass
+class Advice:
+    action: str
+    reason: str
+    target: Candidate | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"advice": self.action, "reason": self.reason,
+                "target": self.target.as_dict() if self.target else None,
+                "candidates": [c.as_dict() for c in self.candidates]}
+
+
+def words(text: str) -> set[str]:
+    return set(query_terms(text or ""))
+
+
+def overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def disagreement(new: str, old: str) -> str | None:
+    """Why two texts on one subject may say opposite things, or None: a word one of them
+    commands and the other forbids, or one setting given two different numbers. A heuristic
+    that flags candidates; it does not decide which is right."""
+    polar = {w for w in words(" ".join(_NEGATIVE.pattern.split("|") + _POSITIVE.pattern.split("|")))}
+    for sentence_new in _sentences(new):
+        for sentence_old in _sentences(old):
+            a, b = words(sentence_new) - polar, words(sentence_old) - polar
+            shared = a & b
+            # the two sentences must be about the same thing: their shared words make up most
+            # of the shorter one ("Don't key on github.sha" / "Always key the cache on github.sha")
+            cover = len(shared) / max(1, min(len(a), len(b)))
+            if not (len(shared) >= 3 and cover >= 0.6 or len(shared) >= 2 and cover >= 0.75):
+                continue
+            neg_new, neg_old = bool(_NEGATIVE.search(sentence_new)), bool(_NEGATIVE.search(sentence_old))
+            if neg_new != neg_old:
+                about = ", ".join(sorted(shared)[:4])
+                which = "the new text" if neg_new else "the existing note"
+                return f"{which} forbids what the other asks, about {about}"
+    settings_new = {(k.lower(), u.lower()): v for k, v, u in _settings(new)}
+    for key, value, unit in _settings(old):
+        mine = settings_new.get((key.lower(), unit.lower()))
+        if mine is not None and float(mine) != float(value) and not key.isdigit():
+            return f"{key} is {mine}{unit or ''} in the new text, {value}{unit or ''} in the existing note"
+    return None
+
+
+def _settings(text: str) -> list[tuple[str, str, str]]:
+    return [(m[0], m[1] or m[3], m[2] or m[4] or "") for m in _SETTING.findall(text or "")]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?;])\s+|\n+", text or "") if len(s.strip()) > 8][:40]
+
+
+def draft_text(draft: Draft) -> str:
+    """The draft as the index embeds a note (name: description, then the body)."""
+    name = draft.name.replace("_", " ").replace("-", " ")
+    return f"{name}: {draft.description.strip()}\n\n{draft.body.strip()}"
+
+
+def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, base: float | None,
+           same_name: dict | None) -> Advice:
+    """The advice for ``draft``, given its nearest notes (recall results at full depth), their
+    cosines to the draft (by path; empty without an embedder), the draft's median cosine to
+    the store (``base``), and the note that already has the draft's name, if any."""
+    mine = words(f"{draft.description} {draft.body}")
+    candidates = []
+    for note in neighbours:
+        theirs = words(f"{note.get('description', '')} {note.get('body', '')}")
+        share = overlap(mine, theirs)
+        cosine = cosines.get(note["path"])
+        if cosine is not None and base is not None and base < 1:
+            closeness = max(0.0, min(1.0, (cosine - base) / (1 - base)))
+        else:
+            closeness = (share + _covered(mine, note)) / 2
+        candidates.append(Candidate(note["name"], note["path"], closeness, share, cosine,
+                                    disagreement(f"{draft.description}. {draft.body}",
+                                                 f"{note.get('description', '')}. {note.get('body', '')}")))
+    candidates.sort(key=lambda c: -c.closeness)
+    if same_name is not None:
+        target = next((c for c in candidates if c.path == same_name["path"]), None) or Candidate(
+            same_name["name"], same_name["path"], 1.0,
+            overlap(mine, words(f"{same_name.get('description', '')} {same_name.get('body', '')}")), None)
+        covered = _covered(mine, same_name)
+        if covered >= COVERED:
+            return Advice(NOOP, f"a note named {draft.name!r} already says this ({covered:.0%} of the draft's words)",
+                          target, candidates)
+        return Advice(UPDATE, f"a note named {draft.name!r} exists; the draft adds to it", target, candidates)
+    if not candidates or candidates[0].closeness < SAME_SUBJECT:
+        return Advice(ADD, "no note is on this subject", None, candidates)
+    best = candidates[0]
+    if best.disagreement:
+        return Advice(SUPERSEDE, f"{best.name} is on the same subject (closeness {best.closeness:.2f}) but "
+                      f"disagrees: {best.disagreement}", best, candidates)
+    if best.closeness >= CLOSE:
+        note = next(n for n in neighbours if n["path"] == best.path)
+        covered = _covered(mine, note)
+        if covered >= COVERED:
+            return Advice(NOOP, f"{best.name} already says this (closeness {best.closeness:.2f}; it has "
+                          f"{covered:.0%} of the draft's words)", best, candidates)
+        new = len(mine - words(f"{note.get('description', '')} {note.get('body', '')}"))
+        return Advice(UPDATE, f"{best.name} is about the same thing (closeness {best.closeness:.2f}); the draft "
+                      f"adds {new} new word{'s' if new != 1 else ''} to it", best, candidates)
+    related = ", ".join(c.name for c in candidates[:3] if c.closeness >= SAME_SUBJECT)
+    return Advice(ADD, f"no note says this yet; related: {related} (consider linking them)", None, candidates)
+
+
+def _covered(mine: set[str], note: dict) -> float:
+    theirs = words(f"{note.get('description', '')} {note.get('body', '')}")
+    return len(mine & theirs) / len(mine) if mine else 1.0
+
+
+def update_text(old: str, draft: Draft, now: float | None = None) -> str:
+    """``old`` with the draft appended as a dated update (nothing of ``old`` removed)."""
+    day = time.strftime("%Y-%m-%d", time.localtime(now))
+    addition = draft.body.strip() or draft.description.strip()
+    if draft.description.strip() and draft.description.strip() not in old and draft.body.strip():
+        addition = f"{draft.description.strip()}. {addition}"
+    return old.rstrip("\n") + f"\n\nUpdate ({day}): {addition}\n"
+
+
+def with_links(old: str, names: list[str]) -> str:
+    """``old`` with ``[[names]]`` added to its ``Related:`` line (appended if there is none)."""
+    links = ", ".join(f"[[{n}]]" for n in names)
+    lines = old.rstrip("\n").split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].startswith("Related: "):
+            lines[i] = f"{lines[i].rstrip()}, {links}"
+            return "\n".join(lines) + "\n"
+    return "\n".join(lines) + f"\n\nRelated: {links}\n"

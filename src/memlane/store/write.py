@@ -1,0 +1,215 @@
+"""Writing notes (W1): Claude Code's format, atomically, and never destructively.
+
+A note is written as ``<type>_<name>.md`` with frontmatter ``name``, ``description``,
+``metadata.type`` and memlane's optional fields, and its line is added to the folder's
+``MEMORY.md`` (``- [Title](file.md) — description``). Every write goes to a temporary file in
+the same folder, is flushed to disk and renamed over the target, so a reader — Claude Code, a
+hook, another memlane — sees the old file or the new one, never half of one. Writers of one
+folder take turns under a lock file in memlane's cache (nothing extra lands in the memory
+folder), so two ``add`` calls never lose each other's ``MEMORY.md`` line.
+
+Refused with a clear error, before anything is written: names that are not one plain file
+name (``../x``, ``/etc/x``, ``a/b``, control characters), values that would break out of the
+YAML block (newlines in one-line fields; the frontmatter is written by the YAML emitter and
+read back to check it says exactly what was asked), bodies over ``MAX_BODY_BYTES``, and a new
+note whose file already exists.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .frontmatter import split_frontmatter
+from .memory_index import INDEX_FILE, parse_memory_index
+from .note import NOTE_KINDS, NOTE_TYPES
+
+MAX_BODY_BYTES = 100_000
+MAX_NAME = 80
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class WriteError(ValueError):
+    """A write memlane refuses; the message says why. Nothing was written."""
+
+
+@dataclass
+class Draft:
+    """A note to write. ``name`` is its identity (and its file name's stem)."""
+
+    name: str
+    description: str
+    body: str
+    type: str = "project"
+    recall: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    importance: float | None = None
+    supersedes: list[str] = field(default_factory=list)
+    private: bool = False
+    kind: str | None = None
+    title: str | None = None  # the MEMORY.md title; the name when absent
+
+    def check(self) -> "Draft":
+        """Raise ``WriteError`` for anything that cannot be written safely."""
+        self.name = self.name.strip()
+        if not self.name or len(self.name) > MAX_NAME or not _NAME.match(self.name) or ".." in self.name:
+            raise WriteError(f"name {self.name[:100]!r} must be one plain file name: letters, digits, '_', '-', '.' "
+                             f"(at most {MAX_NAME} characters; no '/', no '..')")
+        for label, value in (("description", self.description), ("title", self.title or "")):
+            if "\n" in value or "\r" in value or any(ord(c) < 32 and c != "\t" for c in value):
+                raise WriteError(f"{label} must be one line without control characters")
+        if not self.description.strip():
+            raise WriteError("description is empty: say when the note applies ('when deciding …'), recall keys on it")
+        if self.type not in NOTE_TYPES:
+            raise WriteError(f"type must be one of {', '.join(NOTE_TYPES)}; got {self.type!r}")
+        if self.kind is not None and self.kind not in NOTE_KINDS:
+            raise WriteError(f"kind must be one of {', '.join(NOTE_KINDS)}; got {self.kind!r}")
+        if self.importance is not None and not 0 <= self.importance <= 1:
+            raise WriteError("importance must be between 0 and 1")
+        if len(self.body.encode("utf-8")) > MAX_BODY_BYTES:
+            raise WriteError(f"body is {len(self.body.encode('utf-8')):,} bytes; a note holds one fact "
+                             f"(at most {MAX_BODY_BYTES:,} bytes): split it")
+        if "\x00" in self.body:
+            raise WriteError("body contains a NUL byte")
+        for label, values in (("recall", self.recall), ("paths", self.paths), ("supersedes", self.supersedes)):
+            if any("\n" in v or "\r" in v for v in values):
+                raise WriteError(f"{label} values must be one line each")
+        return self
+
+    @property
+    def filename(self) -> str:
+        stem = self.name if self.name.startswith(f"{self.type}_") else f"{self.type}_{self.name}"
+        return f"{stem}.md"
+
+
+def render_note(draft: Draft) -> str:
+    """The file text of ``draft``: YAML frontmatter written by the emitter, then the body."""
+    import yaml
+
+    fields: dict = {"name": draft.name, "description": draft.description.strip(), "metadata": {"type": draft.type}}
+    for key in ("recall", "paths", "supersedes"):
+        if getattr(draft, key):
+            fields[key] = list(getattr(draft, key))
+    if draft.importance is not None:
+        fields["importance"] = draft.importance
+    if draft.private:
+        fields["private"] = True
+    if draft.kind:
+        fields["kind"] = draft.kind
+    head = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=10_000, default_flow_style=False)
+    text = f"---\n{head}---\n\n{draft.body.strip()}\n"
+    _verify(text, fields)
+    return text
+
+
+def _verify(text: str, fields: dict) -> None:
+    """Read the rendered text back: the frontmatter must say exactly ``fields`` (a value that
+    tried to close the YAML block, or smuggle in a key, would not)."""
+    parsed = split_frontmatter(text)
+    if parsed.problems or parsed.fields != fields:
+        raise WriteError("the frontmatter would not read back as written; refusing to write it")
+
+
+def index_line(draft: Draft) -> str:
+    hook = draft.description.strip()
+    return f"- [{(draft.title or draft.name).replace(']', ')')}]({draft.filename}) — {hook}"
+
+
+@contextmanager
+def folder_lock(folder: Path, lock_dir: Path):
+    """Writers of ``folder`` take turns (an exclusive ``flock`` on a file in ``lock_dir``)."""
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    with open(lock_dir / f"write-{key}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def atomic_write(path: Path, text: str, *, exclusive: bool = False) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, flushed and
+    renamed (``exclusive``: fail if ``path`` exists, atomically — a hard link, not a check)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if exclusive:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise WriteError(f"{path.name} already exists in {path.parent}") from None
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_new_note(folder: Path, draft: Draft, lock_dir: Path) -> Path:
+    """Create the note and add its ``MEMORY.md`` line (both atomic; the line only if the
+    index does not list the file yet). Raises ``WriteError`` if the file exists."""
+    draft.check()
+    text = render_note(draft)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / draft.filename
+    with folder_lock(folder, lock_dir):
+        atomic_write(path, text, exclusive=True)
+        add_index_line(folder, draft)
+    return path
+
+
+def add_index_line(folder: Path, draft: Draft) -> bool:
+    """Append the note's line to ``MEMORY.md`` (created if missing) unless the file is listed;
+    the caller holds the folder lock."""
+    index = folder / INDEX_FILE
+    try:
+        current = index.read_text(encoding="utf-8") if index.exists() else "# Memory\n"
+    except UnicodeDecodeError:
+        raise WriteError(f"{index} is not UTF-8; not touching it") from None
+    if any(line.file.lstrip("./") == draft.filename for line in parse_memory_index(current)):
+        return False
+    atomic_write(index, current.rstrip("\n") + "\n" + index_line(draft) + "\n")
+    return True
+
+
+def rewrite_note(path: Path, change, lock_dir: Path) -> str:
+    """Replace a note's text with ``change(old_text)`` atomically, under the folder lock; the
+    result must still read as a note (its frontmatter parses). Returns the new text."""
+    with folder_lock(path.parent, lock_dir):
+        try:
+            old = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WriteError(f"cannot read {path}: {exc}") from None
+        new = change(old)
+        if len(new.encode("utf-8")) > MAX_BODY_BYTES + 4096:
+            raise WriteError(f"{path.name} would grow past {MAX_BODY_BYTES:,} bytes; split it")
+        if old.startswith("---") and split_frontmatter(new).problems:
+            raise WriteError(f"the new text of {path.name} would not parse; refusing to write it")
+        atomic_write(path, new)
+        return new
