@@ -191,6 +191,9 @@ def test_agreeing_or_unrelated_notes_are_no_candidates(tmp_path, embedder, first
     ("CI caches", True),
     ("deploy-notes", True),  # only the name again
     ("Release checklist", True),
+    ("File layout and module responsibilities for the simulation project", True),  # a real one
+    ("User values minimalism with hidden density, progressive disclosure, attention-holding design. Dislikes "
+     "vertical scroll, massive cards with sparse text, generic layouts.", False),  # a sentence the cues miss
     ("When deciding how to key CI caches: hash the lockfile", False),
     ("Run /ready before committing and pushing — not after", False),
     ("Infrastructure bugs are tracked on the Linear board INFRA", False),
@@ -231,6 +234,13 @@ def test_malformed_files_are_findings_not_crashes(tmp_path):
     assert "binary" in by_file["binary.md"][0]
     assert "not UTF-8" in by_file["latin1.md"][0]
     assert "no YAML frontmatter" in by_file["no_frontmatter.md"][0]
+
+
+def test_a_binary_memory_index_is_reported_once(sound):
+    (sound / "MEMORY.md").write_bytes(b"\x00\x00binary index")
+    report = run_lint(sound)
+    assert [(Path(f.path).name, f.check) for f in report.findings] == [("MEMORY.md", "malformed")]
+    assert "binary" in report.findings[0].message
 
 
 # -- 7. injection risk -------------------------------------------------------------------------

@@ -15,10 +15,11 @@ import difflib
 import re
 import sys
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from .associate.graph import resolve_links
-from .guards import injection_risk
+from .guards import injection_risk, redact
 from .index.text import STOPWORDS, fts_text, has_cjk
 from .store import INDEX_FILE, parse_memory_index
 from .store.links import link_key
@@ -95,6 +96,7 @@ class _IndexFile:
     size: int
     lines: list  # IndexLine
 
+    @cached_property
     def listed(self) -> set[str]:
         return {line.file.removeprefix("./") for line in self.lines}
 
@@ -104,11 +106,7 @@ class _Store:
 
     def __init__(self, memory, skipped: list[dict]):
         index = memory.index
-        rows = index.units_by_id(index.all_ids())
-        self.notes = sorted((_Note(r["id"], r["name"], r["path"], r["meta"].get("rel", Path(r["path"]).name),
-                                   r["meta"].get("store", str(Path(r["path"]).parent)), r["description"],
-                                   r["body"], r["title"] or "", r["meta"]) for r in rows.values()),
-                            key=lambda n: n.path)
+        self.notes = sorted(map(_note_from_row, index.units_by_id(index.all_ids()).values()), key=lambda n: n.path)
         self.by_id = {n.id: n for n in self.notes}
         self.index = index
         self.embedder = memory.embedder
@@ -142,7 +140,14 @@ class _Store:
 
     def listed(self, note: _Note) -> bool:
         found = self.index_files.get(note.store)
-        return found is not None and note.rel in found.listed()
+        return found is not None and note.rel in found.listed
+
+
+def _note_from_row(row: dict) -> _Note:
+    meta = row["meta"]
+    return _Note(row["id"], row["name"], row["path"], meta.get("rel", Path(row["path"]).name),
+                 meta.get("store", str(Path(row["path"]).parent)), row["description"], row["body"], row["title"] or "",
+                 meta)
 
 
 def _read_index_file(root: Path) -> _IndexFile | None:
@@ -150,7 +155,8 @@ def _read_index_file(root: Path) -> _IndexFile | None:
     if not path.is_file():
         return None
     text, _ = read_text(path, 10_000_000)
-    text = text or ""
+    if text is None:  # binary or unreadable: the malformed check reports it, nothing can be listed in it
+        return None
     return _IndexFile(path, text, path.stat().st_size, parse_memory_index(text))
 
 
@@ -182,7 +188,7 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 # -- 1. broken links ----------------------------------------------------------------------
 def check_broken_links(store: _Store) -> list[Finding]:
     """``[[links]]`` and markdown links to notes that do not exist: future-write markers (S5)."""
-    names = [n.name for n in store.notes]
+    by_key = {link_key(n.name): n.name for n in store.notes}
     missing = [(uid, target, "wiki") for uid, target, _ in store.index.missing_links()]
     missing += [(uid, target, "markdown") for uid, target in _missing_markdown_targets(store)]
     findings = []
@@ -191,8 +197,8 @@ def check_broken_links(store: _Store) -> list[Finding]:
         if note is None:
             continue
         written = f"[[{target}]]" if kind == "wiki" else f"({target})"
-        guess = difflib.get_close_matches(link_key(target), [link_key(n) for n in names], n=1, cutoff=0.6)
-        hint = f" Did you mean [[{names[[link_key(n) for n in names].index(guess[0])]}]]?" if guess else ""
+        guess = difflib.get_close_matches(link_key(target), list(by_key), n=1, cutoff=0.6)
+        hint = f" Did you mean [[{by_key[guess[0]]}]]?" if guess else ""
         findings.append(Finding(
             "broken-links", "warning", note.path,
             f"{written} names no note: a future-write marker (S5), never followed by recall; write that note "
@@ -223,7 +229,7 @@ def _missing_markdown_targets(store: _Store) -> list[tuple[int, str]]:
 # -- 2. orphans ---------------------------------------------------------------------------
 def check_orphans(store: _Store) -> list[Finding]:
     """Notes with no link in or out (index membership aside) that no MEMORY.md lists."""
-    linked = {u for row in store.index.conn.execute("SELECT src, dst FROM edges WHERE kind != 'index'") for u in row}
+    linked = {u for u, edges in store.index.adjacency().items() if any(kind != "index" for _, kind in edges)}
     return [Finding("orphans", "info", n.path,
                     "an orphan: no note links to it, it links to no note, and no MEMORY.md lists it, so recall "
                     f"reaches it only by its own words; link it from a related note ([[{_link_name(n)}]]) or list it "
@@ -354,7 +360,10 @@ _SITUATION = re.compile(r"(?i)\b(?:when|whenever|before|after|while|during|if|un
 _CLAUSE = re.compile(r"(?i)\b(?:is|are|was|were|be|has|have|had|must|should|can|cannot|will|would|may|need|needs|do|"
                      r"does|never|always|avoid|use|uses|run|runs|keep|prefer|wants|no|not|only)\b|n't\b|[—:;=]")
 _SITUATION_CJK = re.compile(r"时|時|之前|之后|如果|当|為|때|전에|후에|경우|려면|하면")
-TOPIC_ONLY_MAX_WORDS = 6
+#: a noun phrase longer than this is usually a sentence whose verb the cue list missed ("User values
+#: minimalism ..."); on agent_notes_dev 12 flags "File layout and module responsibilities for the
+#: simulation project" and "Remaining organizational issues and potential improvements in the codebase" only
+TOPIC_ONLY_MAX_WORDS = 12
 TOPIC_ONLY_MAX_CJK_CHARS = 8  # a CJK run is one "word" to the regex: count characters instead
 
 
@@ -394,8 +403,7 @@ def check_oversized(store: _Store) -> list[Finding]:
 
 def check_malformed(store: _Store) -> list[Finding]:
     """Frontmatter read only leniently (or absent), undecodable bytes, files that are no notes."""
-    findings = [Finding("malformed", "warning", s["path"], f"not read as a note: {s['reason']}")
-                for s in store.skipped if not str(s["path"]).endswith(INDEX_FILE)]
+    findings = [Finding("malformed", "warning", s["path"], f"could not be read: {s['reason']}") for s in store.skipped]
     for n in store.notes:
         for problem in n.meta.get("problems", []):
             if not problem.startswith("duplicate name"):
@@ -441,7 +449,7 @@ def check_index_lines(store: _Store) -> list[Finding]:
                                             "line or restore the note", line=line.line_no))
                 continue
             findings += _line_against_note(line, note, where)
-        listed = index_file.listed()
+        listed = index_file.listed
         findings += [Finding("index-lines", "warning", n.path,
                              f"not listed in {where}: Claude Code finds notes through that index; add "
                              f"\"- [Title]({n.rel}) — hook\"") for n in by_rel.values() if n.rel not in listed]
@@ -521,6 +529,8 @@ def lint(memory, *, checks: list[str] | None = None, refresh: bool = True) -> Li
     if pair_checks:
         findings += check_similar(store, pair_checks)
     order = {name: i for i, name in enumerate(CHECKS)}
+    for f in findings:  # messages quote descriptions and hooks: secrets never reach the terminal (G3)
+        f.message = redact(f.message)
     findings.sort(key=lambda f: (f.path, -LEVELS.index(f.level), order[f.check], f.line or 0))
     measure = f"{store.embedder.name} cosine" if store.vectors() is not None else "word Jaccard"
     return LintReport(findings, len(store.notes), measure)

@@ -47,7 +47,7 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     ``dry_run``), carry the advice out. Returns the advice with what was written."""
     draft.check()
     folder = writable_folder(memory, to)
-    memory.refresh()
+    memory.refresh(recheck=True)  # compare with the notes as they are now
     text = consolidate.draft_text(draft)
     neighbours = [r for r in memory.recall(text, k=NEIGHBOURS, depth="full", refresh=False, record=False,
                                            include_private=include_private)]
@@ -68,7 +68,7 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     else:  # SUPERSEDE: the draft as a new note that names what it replaces
         draft.supersedes = list(dict.fromkeys([*draft.supersedes, advice.target.name]))
         path = write_new_note(folder, draft, lock_dir())
-    memory.refresh()
+    memory.refresh(recheck=True)  # the next recall sees the change
     out.update({"applied": True, "written": str(path)})
     return out
 
@@ -106,7 +106,7 @@ def suggest_links(memory: "Memory", name: str, *, apply: bool = False, k: int = 
         path = Path(note["path"])
         _writable(memory, path)
         rewrite_note(path, lambda old: consolidate.with_links(old, [s["name"] for s in suggestions]), lock_dir())
-        memory.refresh()
+        memory.refresh(recheck=True)
         out["applied"] = True
     return out
 

@@ -293,8 +293,14 @@ def cmd_serve(args) -> int:
 
 
 def cmd_install(args, *, remove: bool = False) -> int:
-    from .install import InstallError, apply, plan, settings_path
+    from .install import InstallError, apply, mcp_config_path, plan, plan_mcp, settings_path
 
+    if getattr(args, "mcp", False):
+        if args.agent != "claude":
+            raise CliError("--mcp registers the MCP server with Claude Code; for other clients run `memlane mcp` "
+                           "as a stdio server in their MCP settings")
+        return _install_mcp(args, remove, mcp_config_path("user" if args.user else "project"), plan_mcp, apply,
+                            InstallError)
     path = settings_path("user" if args.user else "project", agent=args.agent)
     try:
         change = plan(path, args.agent, remove=remove, statusline=getattr(args, "statusline", False))
@@ -316,6 +322,29 @@ def cmd_install(args, *, remove: bool = False) -> int:
              "cursor": " (sessionStart only: Cursor's beforeSubmitPrompt cannot add context)"}
     sys.stdout.write(f"memlane hooks {done} {path}" + ("" if remove else notes[args.agent]) + "\n")
     return 0
+
+
+def _install_mcp(args, remove, path, plan_mcp, apply, InstallError) -> int:  # noqa: N803
+    try:
+        change = plan_mcp(path, remove=remove)
+    except InstallError as exc:
+        raise CliError(str(exc)) from None
+    if not change.changed:
+        sys.stdout.write(f"{path}: nothing to change\n")
+    elif args.dry_run:
+        sys.stdout.write(f"would {'remove memlane from' if remove else 'register memlane in'} {path}:\n{change.diff()}")
+    else:
+        apply(change)
+        sys.stdout.write(f"memlane MCP server {'removed from' if remove else 'registered in'} {path}"
+                         + ("" if remove else " (the same as `claude mcp add memlane -- memlane mcp`; needs the "
+                            "[mcp] extra: pip install 'memlane[mcp]')") + "\n")
+    return 0
+
+
+def cmd_mcp(args) -> int:
+    from .mcp_server import serve
+
+    return serve(_store_args(args), args.embedder, args.index)
 
 
 def cmd_uninstall(args) -> int:
@@ -547,7 +576,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(advice: ADD, UPDATE, SUPERSEDE or NOOP)")
     p.add_argument("--name", required=True, help="the note's name (its file: <type>_<name>.md)")
     p.add_argument("--description", required=True, help="when the note applies: 'when deciding …' (recall keys on it)")
-    p.add_argument("--type", default="project", choices=["user", "feedback", "project", "reference"])
+    p.add_argument("--type", default="project", choices=["user", "feedback", "project", "reference"],
+                   help="the note's type (default: project)")
     p.add_argument("--body", default="", help="the note's text ('-' reads stdin)")
     p.add_argument("--title", help="its MEMORY.md title (default: the name)")
     p.add_argument("--recall", action="append", default=[], metavar="KEYWORD", help="a recall keyword (repeatable)")
@@ -569,7 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
     for verb, what in (("archive", "archive a note by hand (out of default recall; its file stays)"),
                        ("restore", "bring an archived note back into recall")):
         p = sub.add_parser(verb, parents=[common], help=what)
-        p.add_argument("name")
+        p.add_argument("name", help="the note (a name, a file name or a path)")
         p.set_defaults(func=cmd_set_state, state="archived" if verb == "archive" else "active")
 
     p = sub.add_parser("lint", parents=[common], help="check the notes: links, orphans, duplicates, contradictions, "
@@ -621,12 +651,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the agent's settings in your home directory (all projects) instead of this repository's")
     p.add_argument("--statusline", action="store_true",
                    help="also make memlane the statusline (it records the context fill for the hooks)")
+    p.add_argument("--mcp", action="store_true", help="register the MCP server instead (.mcp.json, or "
+                   "~/.claude.json with --user)")
     p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
     p.set_defaults(func=cmd_install)
+
+    p = sub.add_parser("mcp", parents=[common], help="serve memory over MCP on stdio (recall, get, related, "
+                       "remember, archive, restore; memory:// resources)")
+    p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("uninstall", help="remove memlane's hooks from an agent's settings")
     p.add_argument("agent", choices=["claude", "codex", "gemini", "cursor"], help="the agent whose settings to change")
     p.add_argument("--user", action="store_true", help="the settings in your home directory instead of the repository's")
+    p.add_argument("--mcp", action="store_true", help="unregister the MCP server instead")
     p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
     p.set_defaults(func=cmd_uninstall)
 

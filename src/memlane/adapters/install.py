@@ -178,6 +178,38 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     return Change(path, before, after)
 
 
+def mcp_config_path(scope: str, cwd: Path | None = None) -> Path:
+    """Where Claude Code reads stdio MCP servers: ``.mcp.json`` at the repository root
+    (project scope, shared) or ``~/.claude.json`` (user scope)."""
+    if scope == "user":
+        return Path.home() / ".claude.json"
+    return (git_root(cwd or Path.cwd()) or (cwd or Path.cwd())) / ".mcp.json"
+
+
+def plan_mcp(path: Path, *, remove: bool = False, command: str | None = None) -> Change:
+    """``path`` with memlane's MCP server registered under ``mcpServers.memlane`` (the form
+    ``claude mcp add memlane -- memlane mcp`` writes), or taken out; other servers and keys
+    stay as they are."""
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        settings = json.loads(before) if before.strip() else {}
+    except ValueError as exc:
+        raise InstallError(f"{path} is not valid JSON ({exc}); fix it first, memlane will not overwrite it") from None
+    if not isinstance(settings, dict) or not isinstance(settings.get("mcpServers", {}), dict):
+        raise InstallError(f"{path}: unexpected shape (expected an object with an 'mcpServers' object)")
+    servers = dict(settings.get("mcpServers", {}))
+    servers.pop("memlane", None)
+    if not remove:
+        program = command or memlane_command()
+        argv = [program] if os.path.exists(program) else shlex.split(program)
+        servers["memlane"] = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"]}
+    after_settings = {**settings, "mcpServers": servers}
+    if not servers:
+        after_settings.pop("mcpServers")
+    after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
+    return Change(path, before, after)
+
+
 def _entries(spec: Agent, hook: str) -> list[tuple[str, dict]]:
     """(event, the entry memlane adds under it) in ``spec``'s settings shape."""
     flag = "" if spec.name == "claude" else f" --agent {spec.name}"
@@ -217,8 +249,9 @@ def apply(change: Change) -> None:
     if not change.changed:
         return
     change.path.parent.mkdir(parents=True, exist_ok=True)
-    if change.before and not change.path.with_suffix(".json.memlane-backup").exists():
-        change.path.with_suffix(".json.memlane-backup").write_text(change.before, encoding="utf-8")
+    backup = change.path.with_name(change.path.name + ".memlane-backup")
+    if change.before and not backup.exists():
+        backup.write_text(change.before, encoding="utf-8")
     fd, tmp = tempfile.mkstemp(dir=change.path.parent, prefix=".settings-")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(change.after)

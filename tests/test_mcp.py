@@ -1,0 +1,203 @@
+"""X4: the MCP server, driven by the official SDK's own stdio client, as an MCP host runs it:
+list the tools, call each, read a resource, and the refusals (unknown id, a path in a name,
+an oversized k, a private note) — plus the output cap and ``memlane install claude --mcp``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+import pytest
+
+from conftest import write_note
+
+mcp = pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from memlane.adapters.install import plan_mcp  # noqa: E402
+from memlane.index.text import estimate_tokens  # noqa: E402
+
+SECRET = "the vault root token lives in the office safe"
+
+
+@pytest.fixture
+def store(tmp_path):
+    folder = tmp_path / "store"
+    write_note(folder, "MEMORY.md", "# Memory\n- [Lock timeout](feedback_lock.md) — set lock_timeout first\n")
+    write_note(folder, "feedback_lock.md", """---
+name: lock_timeout
+description: when writing a SQL migration that alters a busy table
+type: feedback
+---
+Set lock_timeout to 2s before ALTER TABLE; a waiting ALTER blocks every writer. See [[backfill_batches]].
+""")
+    write_note(folder, "feedback_backfill.md", """---
+name: backfill_batches
+description: when a migration backfills a large table
+type: feedback
+---
+Backfill in batches of 10k rows with a pause; see [[lock_timeout]].
+""")
+    write_note(folder, "user_vault.md", f"""---
+name: vault_access
+description: how the user reaches the vault during a migration
+type: user
+private: true
+---
+{SECRET}; see [[lock_timeout]].
+""")
+    return folder
+
+
+def session(tmp_path, store, calls):
+    """Run ``calls(client)`` against ``memlane mcp`` over stdio; return what it returns."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(("MEMLANE", "XDG", "HOME", "PATH"))}
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "memlane.adapters.cli", "mcp", "--store", str(store), "--embedder", "none",
+        "--index", str(tmp_path / "i.sqlite")], env=env)
+
+    async def run():
+        async with Client(params) as client:
+            return await calls(client)
+
+    return asyncio.run(asyncio.wait_for(run(), timeout=120))
+
+
+def text(result) -> str:
+    return result.content[0].text
+
+
+def answer(result) -> dict:
+    assert not result.is_error, text(result)
+    return json.loads(text(result))
+
+
+def test_every_tool_and_the_resource_over_stdio(tmp_path, store):
+    async def calls(client):
+        out = {"tools": {t.name: t for t in (await client.list_tools()).tools}}
+        out["ids"] = answer(await client.call_tool("recall", {"query": "ALTER TABLE on a busy table in a migration"}))
+        out["full"] = answer(await client.call_tool("recall", {"query": "backfill a large table", "depth": "full",
+                                                               "k": 2}))
+        out["scoped"] = answer(await client.call_tool("recall", {"query": "ALTER TABLE migration", "scope": "user"}))
+        out["get"] = answer(await client.call_tool("get", {"ids": ["lock_timeout", "nope"], "depth": "summary"}))
+        out["related"] = answer(await client.call_tool("related", {"id": "lock_timeout"}))
+        out["remember"] = answer(await client.call_tool("remember", {
+            "name": "flaky_e2e", "description": "when an end-to-end test fails only on CI runners",
+            "body": "Retry once, then file an issue.", "type": "feedback"}))
+        out["remember_again"] = answer(await client.call_tool("remember", {
+            "name": "flaky_e2e", "description": "when an end-to-end test fails only on CI runners",
+            "body": "Retry once, then file an issue.", "type": "feedback"}))
+        out["archive"] = answer(await client.call_tool("archive", {"id": "backfill_batches"}))
+        out["after_archive"] = answer(await client.call_tool("recall", {"query": "backfill a large table"}))
+        out["restore"] = answer(await client.call_tool("restore", {"id": "backfill_batches"}))
+        out["templates"] = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        out["resource"] = (await client.read_resource("memory://project/lock_timeout")).contents[0].text
+        return out
+
+    out = session(tmp_path, store, calls)
+    assert set(out["tools"]) == {"recall", "get", "related", "remember", "archive", "restore"}
+    assert set(out["tools"]["recall"].input_schema["properties"]) == {"query", "depth", "k", "scope", "divergent"}
+    top = out["ids"]["results"][0]
+    assert top["id"] == "lock_timeout" and "body" not in top and "title" not in top
+    assert "bm25" in top["why"] and "importance" in top["why"] and top["path"].endswith("feedback_lock.md")
+    assert out["full"]["results"][0]["id"] == "backfill_batches" and "10k rows" in out["full"]["results"][0]["body"]
+    assert out["scoped"]["results"] == []  # no public user-scope notes
+    assert out["get"]["notes"][0]["description"].startswith("when writing") and "body" not in out["get"]["notes"][0]
+    assert out["get"]["unknown"] == ["nope"]
+    neighbours = {n["id"]: n for n in out["related"]["neighbours"]}
+    assert set(neighbours) == {"backfill_batches"} and neighbours["backfill_batches"]["link"] == "wiki"
+    assert 0 < neighbours["backfill_batches"]["activation"] <= 1
+    assert out["remember"]["advice"] == "ADD" and out["remember"]["written"].endswith("feedback_flaky_e2e.md")
+    assert out["remember_again"]["advice"] == "NOOP" and out["remember_again"]["written"] is None
+    assert out["archive"]["changed"] == 1 and out["restore"]["changed"] == 1
+    assert "backfill_batches" not in [r["id"] for r in out["after_archive"]["results"]]
+    assert out["templates"] == ["memory://{scope}/{name}"]
+    assert out["resource"].startswith("# Lock timeout") and "Set lock_timeout to 2s" in out["resource"]
+    # the private note was never part of any answer
+    assert SECRET not in json.dumps({k: v for k, v in out.items() if k != "tools"}, default=str)
+
+
+def test_refusals_are_tool_errors_and_the_server_goes_on(tmp_path, store):
+    async def calls(client):
+        results = {}
+        for label, name, args in [
+            ("unknown", "get", {"ids": ["no_such_note"]}),
+            ("traversal", "get", {"ids": ["../../etc/passwd"]}),
+            ("absolute", "related", {"id": "/etc/passwd"}),
+            ("big_k", "recall", {"query": "migration", "k": 5000}),
+            ("bad_depth", "recall", {"query": "migration", "depth": "everything"}),
+            ("empty", "recall", {"query": "  "}),
+            ("private_get", "get", {"ids": ["vault_access"]}),
+            ("private_related", "related", {"id": "vault_access"}),
+            ("bad_name", "remember", {"name": "../escape", "description": "when x", "body": "y"}),
+            ("injection", "remember", {"name": "ok", "description": "x\n---\nprivate: false", "body": "y"}),
+        ]:
+            results[label] = await client.call_tool(name, args)
+        try:
+            await client.read_resource("memory://user/vault_access")
+            results["private_resource"] = None
+        except Exception as exc:  # noqa: BLE001 - the SDK raises the server's error
+            results["private_resource"] = str(exc)
+        results["still_alive"] = answer(await client.call_tool("recall", {"query": "ALTER TABLE"}))
+        return results
+
+    out = session(tmp_path, store, calls)
+    for label in ("unknown", "traversal", "absolute", "big_k", "bad_depth", "empty", "private_get",
+                  "private_related", "bad_name", "injection"):
+        assert out[label].is_error, label
+    assert "no note with id 'no_such_note'" in text(out["unknown"])
+    assert "is not a note id" in text(out["traversal"]) and "is not a note id" in text(out["absolute"])
+    assert "k must be between 1 and 50" in text(out["big_k"])
+    assert "no note with id 'vault_access'" in text(out["private_get"])
+    assert "one plain file name" in text(out["bad_name"]) and "one line" in text(out["injection"])
+    assert out["private_resource"] and SECRET not in out["private_resource"]
+    assert out["still_alive"]["results"][0]["id"] == "lock_timeout"
+    assert not (tmp_path / "escape.md").exists() and not (store.parent / "escape.md").exists()
+
+
+def test_answers_fit_the_hosts_limit(tmp_path):
+    from memlane import Memory
+    from memlane.adapters.mcp_server import MAX_TOKENS, Engine
+
+    folder = tmp_path / "big"
+    for n in range(60):
+        write_note(folder, f"project_big_{n}.md", f"---\nname: big_{n}\ndescription: when deploying service {n}\n"
+                   f"type: project\n---\n" + f"Deploy service {n} with care. " * 700 + "\n")
+    engine = Engine([str(folder)], "none", str(tmp_path / "i.sqlite"), None)
+    out = engine.recall("deploy service with care", depth="full", k=50)
+    assert estimate_tokens(json.dumps(out)) <= MAX_TOKENS < 25_000
+    assert "truncated" in out and out["results"] and "body" in out["results"][0]
+    assert "body" not in out["results"][-1]  # the tail came lighter
+    got = engine.get([f"big_{n}" for n in range(20)])
+    assert estimate_tokens(json.dumps(got)) <= MAX_TOKENS and "truncated" in got
+    with Memory([folder], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        assert len(mem.recall("deploy service with care", k=50)) > 5
+
+
+def test_install_claude_mcp_registers_and_removes_the_server(tmp_path):
+    path = tmp_path / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
+    change = plan_mcp(path, command="/opt/venv/bin/memlane")
+    after = json.loads(change.after)
+    assert after["mcpServers"]["other"] == {"command": "x"}
+    assert after["mcpServers"]["memlane"] == {"type": "stdio", "command": "/opt/venv/bin/memlane", "args": ["mcp"]}
+    path.write_text(change.after)
+    assert not plan_mcp(path, command="/opt/venv/bin/memlane").changed  # idempotent
+    assert json.loads(plan_mcp(path, remove=True).after) == {"mcpServers": {"other": {"command": "x"}}}
+    module_form = json.loads(plan_mcp(tmp_path / "new.json", command="/usr/bin/python3 -m memlane.adapters.cli").after)
+    assert module_form["mcpServers"]["memlane"]["args"] == ["-m", "memlane.adapters.cli", "mcp"]
+    (tmp_path / "broken.json").write_text("{not json")
+    from memlane.adapters.install import InstallError
+
+    with pytest.raises(InstallError, match="not valid JSON"):
+        plan_mcp(tmp_path / "broken.json")
+
+
+def test_the_hook_path_never_imports_mcp():
+    import subprocess
+
+    code = ("import sys, memlane.adapters.hookclient, memlane.adapters.hook, memlane.inject.layers; "
+            "print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
