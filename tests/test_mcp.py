@@ -101,7 +101,7 @@ def test_every_tool_and_the_resource_over_stdio(tmp_path, store):
     assert set(out["tools"]["recall"].input_schema["properties"]) == {"query", "depth", "k", "scope", "divergent"}
     top = out["ids"]["results"][0]
     assert top["id"] == "lock_timeout" and "body" not in top and "title" not in top
-    assert "bm25" in top["why"] and "importance" in top["why"] and top["path"].endswith("feedback_lock.md")
+    assert "bm25" in top["why"] and " x " in top["why"] and "path" not in top
     assert out["full"]["results"][0]["id"] == "backfill_batches" and "10k rows" in out["full"]["results"][0]["body"]
     assert out["scoped"]["results"] == []  # no public user-scope notes
     assert out["get"]["notes"][0]["description"].startswith("when writing") and "body" not in out["get"]["notes"][0]
