@@ -241,17 +241,18 @@ def chromium() -> str:
     pytest.skip("no chromium binary (Debian: apt-get install chromium; .ci/run installs it)")
 
 
-def browse(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess:
+def browse(page: Path, profile: Path, *extra: str, fragment: str = "") -> subprocess.CompletedProcess:
     """Open ``page`` headless with no network, give its layout virtual time to finish."""
     argv = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={profile}", "--enable-logging=stderr",
-            "--v=0", "--virtual-time-budget=20000", "--window-size=1500,950", *extra, page.resolve().as_uri()]
+            "--v=0", "--virtual-time-budget=20000", "--window-size=1500,950", *extra,
+            page.resolve().as_uri() + (f"#{fragment}" if fragment else "")]
     return subprocess.run(argv, capture_output=True, text=True, timeout=180)
 
 
-def loaded(page: Path, profile: Path) -> tuple[str, dict]:
+def loaded(page: Path, profile: Path, fragment: str = "") -> tuple[str, dict]:
     """The page's DOM after the layout, and the attributes of its <html> and <svg>."""
-    result = browse(page, profile, "--dump-dom")
+    result = browse(page, profile, "--dump-dom", fragment=fragment)
     assert "Uncaught" not in result.stderr, result.stderr[-2000:]
     dom = result.stdout
     html_tag = re.search(r"<html[^>]*>", dom).group(0)
@@ -282,6 +283,24 @@ def test_the_page_in_a_browser(picture_store, recalled, tmp_path, capsys):
     assert "Uncaught" not in result.stderr, result.stderr[-2000:]
     assert shot.is_file() and shot.stat().st_size > 20_000  # a drawn picture, not a blank page
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_linked_note_opens_with_its_text_and_why(picture_store, recalled, tmp_path, capsys):
+    """``page.html#<id>`` selects that note: the side panel shows its redacted text and its
+    last recall (what a click shows)."""
+    chromium()
+    page = tmp_path / "memory.html"
+    assert main(graph_argv(picture_store, recalled, "--html", str(page), "--json")) == 0
+    nodes = {n["name"]: n for n in json.loads(capsys.readouterr().out)["nodes"]}
+    for name, expected in (("beta", ["Beta service owns downloads", "[redacted secret]", "Last recalled", "constellation"]),
+                           ("user_role", ["Alice is a backend engineer", "Not recalled yet"])):
+        target = tmp_path / f"{name}.html"
+        shutil.copy(page, target)
+        dom, attributes = loaded(target, tmp_path / "profile", fragment=nodes[name]["id"])
+        assert attributes["data-errors"] == "[]" and attributes["data-selected"] == nodes[name]["id"]
+        panel = re.search(r'<section id="details">(.*?)</section>', dom, re.S).group(1)
+        assert all(text in panel for text in expected), panel
+        assert TOKEN not in panel
 
 
 def test_an_empty_page_in_a_browser(tmp_path, capsys):

@@ -315,7 +315,8 @@ class Memory:
              "parts": {"bm25_norm": round(h.legs.bm25_norm, 4), "vector": round(h.legs.vector, 4),
                        "fused": round(h.legs.fused, 4), "activation": round(h.activation, 4),
                        "relevance": round(h.relevance, 4), "importance": round(h.importance, 4),
-                       "recency": round(h.recency, 4), "reached": _reached_kind(h)}}
+                       "recency": round(h.recency, 4), "reached": _reached_kind(h),
+                       **({"via": r["reached"]} if r["reached"] != "seed" else {})}}
             for r, (h, _) in zip(results, chosen)], session=session, depth=depth.value, layer=layer,
             bracket=bracket)
 

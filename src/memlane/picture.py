@@ -52,7 +52,7 @@ def graph_data(memory, *, recent: int = 20, refresh: bool = True) -> dict:
     groups = [[node_id[u] for u in group if u in rows] for group in index.constellation_groups()
               if limits.constellation_min <= len(group) <= limits.constellation_max]
     recent_list = sorted((dict(rec, id=node_id[unit], name=rows[unit]["name"]) for unit, rec in last.items()),
-                         key=lambda r: (-r["t"], r["id"]))[:max(0, recent)]
+                         key=lambda r: (-r["t"], r["rank"] or 0, r["id"]))[:max(0, recent)]
     return {
         "generated": _iso(time.time()),
         "stores": [str(spec.path) for spec in memory.specs],
@@ -135,8 +135,8 @@ def _last_recalls(memory, unit_by_path: dict[str, int]) -> dict[int, dict]:
         parts = record.get("parts") if isinstance(record.get("parts"), dict) else {}
         last[unit] = {"t": t, "time": _iso(t), "q": record.get("q"), "layer": record.get("layer"),
                       "rank": record.get("rank"), "depth": record.get("depth"), "bracket": record.get("bracket"),
-                      "score": record.get("score"), "reached": parts.get("reached"),
-                      "parts": {k: v for k, v in parts.items() if k != "reached"}}
+                      "score": record.get("score"), "reached": parts.get("via") or parts.get("reached"),
+                      "parts": {k: v for k, v in parts.items() if k not in ("reached", "via")}}
     return last
 
 

@@ -402,6 +402,13 @@ byId('find').addEventListener('keydown', function (event) {
   if (hit) { select(hit.d.id, true); }
 });
 
+// a link to one note: page.html#n12 opens with that note selected
+function selectFromHash() {
+  var wanted = decodeURIComponent(location.hash.slice(1));
+  if (wanted && index[wanted]) { select(wanted, true); }
+}
+window.addEventListener('hashchange', selectFromHash);
+
 // -- run: the layout in slices, so the page stays responsive ---------------------------------------
 function run() {
   recentList();
@@ -425,6 +432,7 @@ function run() {
     if (done < iterations) { setTimeout(slice, 0); return; }
     drawHulls(); fit();
     root.setAttribute('data-iterations', String(done));
+    selectFromHash();
     root.setAttribute('data-status', 'ready');
   }
   slice();
