@@ -133,6 +133,11 @@ def test_refusals_are_tool_errors_and_the_server_goes_on(tmp_path, store):
             ("private_related", "related", {"id": "vault_access"}),
             ("bad_name", "remember", {"name": "../escape", "description": "when x", "body": "y"}),
             ("injection", "remember", {"name": "ok", "description": "x\n---\nprivate: false", "body": "y"}),
+            ("huge", "remember", {"name": "huge", "description": "when testing size", "body": "x" * 200_000}),
+            ("no_query", "recall", {"k": 3}),
+            ("wrong_type", "recall", {"query": "migration", "k": "many"}),
+            ("ids_not_list", "get", {"ids": "lock_timeout"}),
+            ("no_such_tool", "forget_everything", {}),
         ]:
             results[label] = await client.call_tool(name, args)
         try:
@@ -145,7 +150,8 @@ def test_refusals_are_tool_errors_and_the_server_goes_on(tmp_path, store):
 
     out = session(tmp_path, store, calls)
     for label in ("unknown", "traversal", "absolute", "big_k", "bad_depth", "empty", "private_get",
-                  "private_related", "bad_name", "injection"):
+                  "private_related", "bad_name", "injection", "huge", "no_query", "wrong_type", "ids_not_list",
+                  "no_such_tool"):
         assert out[label].is_error, label
     assert "no note with id 'no_such_note'" in text(out["unknown"])
     assert "is not a note id" in text(out["traversal"]) and "is not a note id" in text(out["absolute"])
@@ -154,7 +160,9 @@ def test_refusals_are_tool_errors_and_the_server_goes_on(tmp_path, store):
     assert "one plain file name" in text(out["bad_name"]) and "one line" in text(out["injection"])
     assert out["private_resource"] and SECRET not in out["private_resource"]
     assert out["still_alive"]["results"][0]["id"] == "lock_timeout"
+    assert "split it" in text(out["huge"])
     assert not (tmp_path / "escape.md").exists() and not (store.parent / "escape.md").exists()
+    assert not list(store.glob("*huge*")) and not list(store.glob("project_ok*"))
 
 
 def test_answers_fit_the_hosts_limit(tmp_path):
