@@ -159,18 +159,26 @@ def dot_string(text: str) -> str:
     return '"' + text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n") + '"'
 
 
+def constellation_groups(data: dict) -> list[tuple[int, list[str]]]:
+    """(number, members) per constellation for the text formats, which nest a node in one
+    subgraph only: a note sits in the first constellation it belongs to."""
+    placed: set[str] = set()
+    out = []
+    for number, group in enumerate(data["constellations"], start=1):
+        members = [m for m in group if m not in placed]
+        if len(members) >= 2:
+            placed.update(members)
+            out.append((number, members))
+    return out
+
+
 def to_dot(data: dict) -> str:
     """The graph in Graphviz DOT: one ``subgraph cluster_`` per constellation (a note sits in
     the first one it belongs to), node ids ``n<id>`` quoted, names only in labels."""
     lines = ["digraph memlane {", '  graph [rankdir=LR, overlap=false, fontname="Helvetica"];',
              '  node [shape=ellipse, style=filled, fontname="Helvetica", fontsize=10];',
              '  edge [arrowsize=0.6];']
-    placed: set[str] = set()
-    for number, group in enumerate(data["constellations"], start=1):
-        members = [m for m in group if m not in placed]
-        if len(members) < 2:
-            continue
-        placed.update(members)
+    for number, members in constellation_groups(data):
         lines.append(f"  subgraph cluster_{number} {{")
         lines.append(f'    label="constellation {number}"; style="rounded,dashed"; color="#7E57C2";')
         lines.extend(f'    "{m}";' for m in members)
@@ -218,12 +226,7 @@ def to_mermaid(data: dict) -> str:
     """The graph as a Mermaid flowchart; constellations as subgraphs (first membership wins),
     types and lifecycle states as classes."""
     lines = ["flowchart LR"]
-    placed: set[str] = set()
-    for number, group in enumerate(data["constellations"], start=1):
-        members = [m for m in group if m not in placed]
-        if len(members) < 2:
-            continue
-        placed.update(members)
+    for number, members in constellation_groups(data):
         lines.append(f'  subgraph c{number}["constellation {number}"]')
         lines.extend(f"    {m}" for m in members)
         lines.append("  end")

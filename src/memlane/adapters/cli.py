@@ -461,18 +461,24 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 
 # -- parser --------------------------------------------------------------------------
+def _writing(call):
+    """``call()``, with a write memlane refuses as a one-line CLI error."""
+    from ..store.write import WriteError
+
+    try:
+        return call()
+    except WriteError as exc:
+        raise CliError(str(exc)) from None
+
+
 def cmd_add(args) -> int:
-    from ..store.write import Draft, WriteError
+    from ..store.write import Draft
 
     body = sys.stdin.read() if args.body == "-" else args.body
     draft = Draft(name=args.name, description=args.description, body=body, type=args.type, title=args.title,
                   recall=args.recall, paths=args.paths, importance=args.importance, kind=args.kind,
                   private=args.private)
-    memory = _memory(args)
-    try:
-        out = memory.add(draft, apply=args.apply, to=args.to, dry_run=args.dry_run)
-    except WriteError as exc:
-        raise CliError(str(exc)) from None
+    out = _writing(lambda: _memory(args).add(draft, apply=args.apply, to=args.to, dry_run=args.dry_run))
     lines = [f"{out['advice']}: {out['reason']}"]
     for c in out["candidates"]:
         cosine = "" if c["cosine"] is None else f", cosine {c['cosine']:.3f}"
@@ -489,13 +495,7 @@ def cmd_add(args) -> int:
 
 
 def cmd_link(args) -> int:
-    from ..store.write import WriteError
-
-    memory = _memory(args)
-    try:
-        out = memory.suggest_links(args.suggest, apply=args.apply, k=args.k)
-    except WriteError as exc:
-        raise CliError(str(exc)) from None
+    out = _writing(lambda: _memory(args).suggest_links(args.suggest, apply=args.apply, k=args.k))
     lines = [f"links for {out['note']} ({out['path']}):"]
     lines += [f"  [[{s['name']}]]  {s['why']}" for s in out["suggestions"]] or ["  none: nothing related and unlinked"]
     if out["applied"]:
@@ -507,13 +507,8 @@ def cmd_link(args) -> int:
 
 
 def cmd_set_state(args) -> int:
-    from ..store.write import WriteError
-
     memory = _memory(args)
-    try:
-        out = memory.archive(args.name) if args.state == "archived" else memory.restore(args.name)
-    except WriteError as exc:
-        raise CliError(str(exc)) from None
+    out = _writing(lambda: memory.archive(args.name) if args.state == "archived" else memory.restore(args.name))
     verb = "archived" if args.state == "archived" else "restored"
     _emit(args, out, f"{out['name']}: {verb}" if out["changed"] else f"{out['name']}: already {args.state}")
     return 0

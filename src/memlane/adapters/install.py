@@ -132,6 +132,19 @@ def _without_ours(groups: list) -> list:
     return out
 
 
+def _read_settings(path: Path, key: str) -> tuple[str, dict]:
+    """The file's text and its JSON object (empty when there is no file), which must hold an
+    object under ``key`` if anything; a file that is not valid JSON is never overwritten."""
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        settings = json.loads(before) if before.strip() else {}
+    except ValueError as exc:
+        raise InstallError(f"{path} is not valid JSON ({exc}); fix it first, memlane will not overwrite it") from None
+    if not isinstance(settings, dict) or not isinstance(settings.get(key, {}), dict):
+        raise InstallError(f"{path}: unexpected shape (expected an object with a '{key}' object)")
+    return before, settings
+
+
 def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, command: str | None = None) -> Change:
     return plan(path, "claude", remove=remove, statusline=statusline, command=command)
 
@@ -142,13 +155,7 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     spec = AGENTS[agent]
     if statusline and not spec.statusline:
         raise InstallError(f"{agent} has no statusline memlane can use")
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    try:
-        settings = json.loads(before) if before.strip() else {}
-    except ValueError as exc:
-        raise InstallError(f"{path} is not valid JSON ({exc}); fix it first, memlane will not overwrite it") from None
-    if not isinstance(settings, dict) or not isinstance(settings.get("hooks", {}), dict):
-        raise InstallError(f"{path}: unexpected shape (expected an object with a 'hooks' object)")
+    before, settings = _read_settings(path, "hooks")
     program = command or memlane_command()
     base, hook = _shell_prefix(program), hook_command(program)
     hooks = dict(settings.get("hooks", {}))
@@ -190,13 +197,7 @@ def plan_mcp(path: Path, *, remove: bool = False, command: str | None = None) ->
     """``path`` with memlane's MCP server registered under ``mcpServers.memlane`` (the form
     ``claude mcp add memlane -- memlane mcp`` writes), or taken out; other servers and keys
     stay as they are."""
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    try:
-        settings = json.loads(before) if before.strip() else {}
-    except ValueError as exc:
-        raise InstallError(f"{path} is not valid JSON ({exc}); fix it first, memlane will not overwrite it") from None
-    if not isinstance(settings, dict) or not isinstance(settings.get("mcpServers", {}), dict):
-        raise InstallError(f"{path}: unexpected shape (expected an object with an 'mcpServers' object)")
+    before, settings = _read_settings(path, "mcpServers")
     servers = dict(settings.get("mcpServers", {}))
     servers.pop("memlane", None)
     if not remove:
