@@ -160,7 +160,7 @@ SHARED_WORDS = "Package installs in the web app workspace and the CI pipeline fo
 @pytest.mark.parametrize("first, second, expected", [
     ("Always use pnpm. " + SHARED_WORDS, "Never use pnpm; use npm. " + SHARED_WORDS, '"pnpm"'),
     ("Set `lock_timeout = 3s` in migrations. " + SHARED_WORDS, "Set `lock_timeout = 10s` in migrations. "
-     + SHARED_WORDS, "lock_timeout different values (3s here, 10s there)"),
+     + SHARED_WORDS, "lock_timeout different values (3s in this note, 10s in the other)"),
 ])
 def test_similar_notes_that_disagree_are_contradiction_candidates(tmp_path, embedder, first, second, expected):
     folder = make_store(tmp_path / "s", {

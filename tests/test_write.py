@@ -87,7 +87,7 @@ def test_the_four_advices(tmp_path):
                         body="Always key the CI cache on the branch name so each branch keeps its own cache.")
         out = mem.add(against, dry_run=True)
         assert out["advice"] == "SUPERSEDE" and out["target"]["name"] == "ci_cache"
-        assert "forbids" in out["reason"] and out["candidates"][0]["disagreement"]
+        assert "never to" in out["reason"] and out["candidates"][0]["disagreement"]
         other = Draft(name="plants", description="when watering the office plants", type="reference",
                       body="The ficus needs water every Monday.")
         assert mem.add(other, dry_run=True)["advice"] == "ADD"

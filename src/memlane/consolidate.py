@@ -26,7 +26,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from .index.text import query_terms
+from .index.text import STOPWORDS, query_terms
 from .store.write import Draft
 
 ADD, UPDATE, SUPERSEDE, NOOP = "ADD", "UPDATE", "SUPERSEDE", "NOOP"
@@ -37,16 +37,6 @@ SAME_SUBJECT = 0.35  # ... at least this: the same subject
 CLOSE = 0.5  # ... at least this: the same specific thing (an UPDATE, or a NOOP when it adds nothing)
 #: without an embedder, closeness is the mean of containment and Jaccard of content words
 COVERED = 0.9  # share of the draft's content words a note already has: the draft adds nothing
-
-_NEGATIVE = re.compile(r"(?i)\b(?:never|don't|do not|avoid|stop|no longer|must not|mustn't|shouldn't|should not|"
-                       r"instead of|not use|disable[ds]?|forbid(?:den)?|without)\b")
-_POSITIVE = re.compile(r"(?i)\b(?:always|must|use|enable[ds]?|prefer|do|require[ds]?|should)\b")
-#: "lock_timeout = 5s", "retries: 3", "timeout to 30 s", "cache for 7 days": a setting and its value
-#: (an operator or a unit is required: "writer 3" names a thing, it sets nothing)
-_SETTING = re.compile(r"(?i)\b([a-z][a-z0-9_.-]{2,})(?:\s*(?:=|:|\bis\b|\bto\b|\bat\b|\bfor\b)\s*(\d+(?:\.\d+)?)\s*"
-                      r"(ms|s|sec|seconds?|m|min|minutes?|h|hours?|d|days?|%|mb|gb|kb|x)?"
-                      r"|\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|min|minutes?|h|hours?|days?|%|mb|gb|kb))\b")
-
 
 @dataclass
 class Candidate:
@@ -85,39 +75,59 @@ def overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def disagreement(new: str, old: str) -> str | None:
-    """Why two texts on one subject may say opposite things, or None: a word one of them
-    commands and the other forbids, or one setting given two different numbers. A heuristic
-    that flags candidates; it does not decide which is right."""
-    polar = {w for w in words(" ".join(_NEGATIVE.pattern.split("|") + _POSITIVE.pattern.split("|")))}
-    for sentence_new in _sentences(new):
-        for sentence_old in _sentences(old):
-            a, b = words(sentence_new) - polar, words(sentence_old) - polar
-            shared = a & b
-            # the two sentences must be about the same thing: their shared words make up most
-            # of the shorter one ("Don't key on github.sha" / "Always key the cache on github.sha")
-            cover = len(shared) / max(1, min(len(a), len(b)))
-            if not (len(shared) >= 3 and cover >= 0.6 or len(shared) >= 2 and cover >= 0.75):
-                continue
-            neg_new, neg_old = bool(_NEGATIVE.search(sentence_new)), bool(_NEGATIVE.search(sentence_old))
-            if neg_new != neg_old:
-                about = ", ".join(sorted(shared)[:4])
-                which = "the new text" if neg_new else "the existing note"
-                return f"{which} forbids what the other asks, about {about}"
-    settings_new = {(k.lower(), u.lower()): v for k, v, u in _settings(new)}
-    for key, value, unit in _settings(old):
-        mine = settings_new.get((key.lower(), unit.lower()))
-        if mine is not None and float(mine) != float(value) and not key.isdigit():
-            return f"{key} is {mine}{unit or ''} in the new text, {value}{unit or ''} in the existing note"
+#: "never X", "don't use X", "avoid X": the X a text forbids
+_NEGATIVE = re.compile(r"(?i)\b(?:never|don't|do not|avoid|must not|should not|shouldn't|stop|no longer)\s+"
+                       r"(?:use |using |run |running |add |adding |rely on |call |calling )?([\w.+#/-]+)")
+#: "always X", "use X", "prefer X": the X a text asks for
+_POSITIVE = re.compile(r"(?i)(?:\b(?:always|must|should)\s+(?:use |run |add |rely on |call )?|(?:^|[.;:!?]\s+|\n[-*\d.)\s]*)"
+                       r"(?:use|prefer|run|add|enable|call)\s+)([\w.+#/-]+)")
+#: an explicit setting: ``lock_timeout = 5s``, ``max-retries: 3``, ``set `pool_size` to 20``. Bare versions
+#: ("Postgres 14", "v0.4.0") are left out: notes written at different times name different versions
+#: without disagreeing (on agent_notes_dev every version pair was history, not conflict)
+_SETTING = re.compile(r"(?<![\w.-])`?([a-z][a-z0-9]*(?:[_.-][a-z0-9]+)+)`?\s*(?:=|:)\s*[\"'`]?(\d[\d.]*[a-z]{0,3})\b"
+                      r"|\bset\s+`?([\w.-]+)`?\s+to\s+`?(\d[\d.]*[a-z]{0,3})\b")
+
+
+def disagreement(a: str, b: str, *, this: str = "this note", other: str = "the other") -> str | None:
+    """How text ``a`` and text ``b`` (on one subject) may disagree, or None: a word one asks
+    for and the other forbids, or one setting given two values. Only one-sided stances count:
+    a text that says both "use X" and "never X" holds no clear position on X. A heuristic that
+    flags candidates (lint, the write path's SUPERSEDE); it does not decide which is right."""
+    (pos_a, neg_a), (pos_b, neg_b) = _stances(a), _stances(b)
+    for word in sorted((pos_a - neg_a) & (neg_b - pos_b)):
+        return f"{this} says to use \"{word}\" where {other} says never to / to avoid it"
+    for word in sorted((neg_a - pos_a) & (pos_b - neg_b)):
+        return f"{this} says never to use / to avoid \"{word}\" where {other} says to use it"
+    values_a, values_b = _values(a), _values(b)
+    for key in sorted(values_a.keys() & values_b.keys()):
+        va, vb = values_a[key], values_b[key]
+        if len(va) == 1 and len(vb) == 1 and va != vb and not (va & _words_raw(b) or vb & _words_raw(a)):
+            return f"they give {key} different values ({next(iter(va))} in {this}, {next(iter(vb))} in {other})"
     return None
 
 
-def _settings(text: str) -> list[tuple[str, str, str]]:
-    return [(m[0], m[1] or m[3], m[2] or m[4] or "") for m in _SETTING.findall(text or "")]
+def _stances(text: str) -> tuple[set[str], set[str]]:
+    """Objects the text asks for (always X, use X) and forbids (never X, avoid X)."""
+    neg = {m.group(1).lower().strip(".") for m in _NEGATIVE.finditer(text)}
+    pos = {m.group(1).lower().strip(".") for m in _POSITIVE.finditer(text)}
+
+    def meaningful(word: str) -> bool:
+        return len(word) > 2 and word not in STOPWORDS and not word.isdigit()
+
+    return {w for w in pos if meaningful(w)}, {w for w in neg if meaningful(w)}
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?;])\s+|\n+", text or "") if len(s.strip()) > 8][:40]
+def _values(text: str) -> dict[str, set[str]]:
+    """Settings the text gives: ``key = 30``, ``set x to 5``."""
+    found: dict[str, set[str]] = {}
+    for m in _SETTING.finditer(text):
+        key, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        found.setdefault(key.lower(), set()).add(value.rstrip("."))
+    return found
+
+
+def _words_raw(text: str) -> set[str]:
+    return set(re.findall(r"[\w.]+", text))
 
 
 def draft_text(draft: Draft) -> str:
@@ -143,7 +153,8 @@ def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, b
             closeness = (share + _covered(mine, note)) / 2
         candidates.append(Candidate(note["name"], note["path"], closeness, share, cosine,
                                     disagreement(f"{draft.description}. {draft.body}",
-                                                 f"{note.get('description', '')}. {note.get('body', '')}")))
+                                                 f"{note.get('description', '')}. {note.get('body', '')}",
+                                                 this="the new note", other="the existing one")))
     candidates.sort(key=lambda c: -c.closeness)
     if same_name is not None:
         target = next((c for c in candidates if c.path == same_name["path"]), None) or Candidate(

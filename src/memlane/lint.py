@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .associate.graph import resolve_links
+from .consolidate import disagreement
 from .guards import injection_risk, redact
 from .index.text import STOPWORDS, fts_text, has_cjk
 from .store import INDEX_FILE, parse_memory_index
@@ -295,7 +296,7 @@ def check_similar(store: _Store, which: set[str]) -> list[Finding]:
                 f"merge them, or mark the older one `superseded_by:` the newer", other=b.path,
                 data={"similarity": round(sim, 4), "measure": measure, "threshold": round(duplicate, 4)}))
         if "contradictions" in which:
-            conflict = _disagreement(a, b)
+            conflict = disagreement(a.text, b.text)
             if conflict:
                 findings.append(Finding(
                     "contradictions", "warning", a.path,
@@ -305,53 +306,7 @@ def check_similar(store: _Store, which: set[str]) -> list[Finding]:
     return findings
 
 
-# -- 4. contradiction heuristics -------------------------------------------------------------
-_NEGATIVE = re.compile(r"(?i)\b(?:never|don't|do not|avoid|must not|should not|shouldn't|stop|no longer)\s+"
-                       r"(?:use |using |run |running |add |adding |rely on |call |calling )?([\w.+#/-]+)")
-_POSITIVE = re.compile(r"(?i)(?:\b(?:always|must|should)\s+(?:use |run |add |rely on |call )?|(?:^|[.;:!?]\s+|\n[-*\d.)\s]*)"
-                       r"(?:use|prefer|run|add|enable|call)\s+)([\w.+#/-]+)")
-#: an explicit setting: ``lock_timeout = 5s``, ``max-retries: 3``, ``set `pool_size` to 20``. Bare versions
-#: ("Postgres 14", "v0.4.0") are left out: notes written at different times name different versions
-#: without disagreeing (on agent_notes_dev every version pair was history, not conflict)
-_SETTING = re.compile(r"(?<![\w.-])`?([a-z][a-z0-9]*(?:[_.-][a-z0-9]+)+)`?\s*(?:=|:)\s*[\"'`]?(\d[\d.]*[a-z]{0,3})\b"
-                      r"|\bset\s+`?([\w.-]+)`?\s+to\s+`?(\d[\d.]*[a-z]{0,3})\b")
-
-
-def _stances(text: str) -> tuple[set[str], set[str]]:
-    """Objects the text tells you to use (always X, use X) and not to use (never X, avoid X)."""
-    neg = {m.group(1).lower().strip(".") for m in _NEGATIVE.finditer(text)}
-    pos = {m.group(1).lower().strip(".") for m in _POSITIVE.finditer(text)}
-    meaningful = lambda w: len(w) > 2 and w not in STOPWORDS and not w.isdigit()
-    return {w for w in pos if meaningful(w)}, {w for w in neg if meaningful(w)}
-
-
-def _values(text: str) -> dict[str, set[str]]:
-    """Settings the text gives: ``key = 30``, ``set x to 5``."""
-    found: dict[str, set[str]] = {}
-    for m in _SETTING.finditer(text):
-        key, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        found.setdefault(key.lower(), set()).add(value.rstrip("."))
-    return found
-
-
-def _disagreement(a: _Note, b: _Note) -> str | None:
-    """How ``a`` and ``b`` disagree, or None. Only one-sided stances count: a note that says
-    both "use X" and "never X" (e.g. "use X, never Y-with-X") holds no clear position on X."""
-    (pos_a, neg_a), (pos_b, neg_b) = _stances(a.text), _stances(b.text)
-    for word in sorted((pos_a - neg_a) & (neg_b - pos_b)):
-        return f"this note says to use \"{word}\" where the other says never to / to avoid it"
-    for word in sorted((neg_a - pos_a) & (pos_b - neg_b)):
-        return f"this note says never to use / to avoid \"{word}\" where the other says to use it"
-    values_a, values_b = _values(a.text), _values(b.text)
-    for key in sorted(values_a.keys() & values_b.keys()):
-        va, vb = values_a[key], values_b[key]
-        if len(va) == 1 and len(vb) == 1 and va != vb and not (va & _words_raw(b.text) or vb & _words_raw(a.text)):
-            return f"they give {key} different values ({next(iter(va))} here, {next(iter(vb))} there)"
-    return None
-
-
-def _words_raw(text: str) -> set[str]:
-    return set(re.findall(r"[\w.]+", text))
+# -- 4. contradiction candidates: consolidate.disagreement, shared with the write path --------
 
 
 # -- 5. descriptions ------------------------------------------------------------------------
