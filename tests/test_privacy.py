@@ -139,3 +139,16 @@ def test_a_bad_exclude_setting_is_a_clear_error(tmp_path):
     config_file.write_text('[privacy]\nexclude = "personal/*"\n')
     with pytest.raises(ConfigError, match="privacy.exclude must be an array of strings"):
         load_config(files=[config_file])
+
+
+def test_exclude_pattern_forms(tmp_path):
+    from pathlib import Path
+
+    from memlane.store.scan import excluded_by
+
+    root = Path("/m")
+    assert excluded_by(["**/diary.md"], root / "diary.md", "diary.md") == "**/diary.md"
+    assert excluded_by(["**/diary.md"], root / "a/b/diary.md", "a/b/diary.md") == "**/diary.md"
+    assert excluded_by(["personal/*"], root / "personal/x/y.md", "personal/x/y.md") == "personal/*"
+    assert excluded_by(["/m/secret/*"], root / "secret/k.md", "secret/k.md") == "/m/secret/*"
+    assert excluded_by(["*.secret.md", " "], root / "keys.md", "keys.md") is None

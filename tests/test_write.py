@@ -295,3 +295,15 @@ def test_advice_with_the_default_embedder_on_the_demo_store(tmp_path):
         plants = Draft(name="office_plants", type="reference", description="when watering the office plants",
                        body="The ficus needs water every Monday; the cactus once a month.")
         assert mem.add(plants, dry_run=True)["advice"] == "ADD"
+
+
+def test_a_folder_kept_without_an_index_gets_none(tmp_path):
+    folder = tmp_path / "plain"
+    write_note(folder, "project_a.md", "---\nname: a\ndescription: when alpha happens\ntype: project\n---\nAlpha.\n")
+    with memory(folder, tmp_path) as mem:
+        mem.add(Draft(name="b", description="when beta happens", body="Beta.", type="project"))
+    assert (folder / "project_b.md").exists() and not (folder / "MEMORY.md").exists()
+    fresh = tmp_path / "fresh"
+    with Memory([fresh], embedder="none", index_path=tmp_path / "j.sqlite") as mem:
+        mem.add(Draft(name="c", description="when gamma happens", body="Gamma.", type="project"), to=fresh)
+    assert [l.file for l in parse_memory_index((fresh / "MEMORY.md").read_text())] == ["project_c.md"]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 NEIGHBOURS = 5
+QUERY_CHARS = 2000  # a draft's nearest notes are found from its head (name, description, first lines)
 PASSAGE_BACKGROUND = 0.73  # two unrelated notes' cosine (e5-minilm), for stores too small to measure
 
 
@@ -48,7 +49,7 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     draft.check()
     folder = writable_folder(memory, to)
     memory.refresh(recheck=True)  # compare with the notes as they are now
-    text = consolidate.draft_text(draft)
+    text = consolidate.draft_text(draft)[:QUERY_CHARS]
     neighbours = [r for r in memory.recall(text, k=NEIGHBOURS, depth="full", refresh=False, record=False,
                                            include_private=include_private)]
     same_name = _same_name(memory, draft.name, include_private)

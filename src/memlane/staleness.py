@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 TTL_S = 30.0
 MAX_FILE_BYTES = 2_000_000
 GREP_TIMEOUT_S = 1.5
+MAX_GREPS = 12  # per tree view (TTL_S): a hook must not spend its budget searching the tree
 MAX_FINDINGS = 8
 CODE_SUFFIXES = {".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".rs", ".java", ".kt",
                  ".kts", ".rb", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".php", ".scala", ".m",
@@ -70,6 +71,7 @@ class Tree:
     _grep: dict = field(default_factory=dict)
     _manifests: dict | None = None
     _git: bool | None = None
+    _greps: int = 0
 
     def exists(self, rel: str) -> bool:
         return os.path.exists(os.path.join(self.root, rel))
@@ -89,13 +91,15 @@ class Tree:
 
     def in_code(self, word: str) -> bool | None:
         """Whether ``word`` occurs as a whole word in the tree's files (tracked or untracked,
-        not ignored); None when that cannot be told quickly (no git, a timeout)."""
+        not ignored); None when that cannot be told quickly (no git, a timeout, or the view's
+        ``MAX_GREPS`` searches spent)."""
         if word in self._grep:
             return self._grep[word]
         found = None
-        if self.is_git():
+        if self.is_git() and self._greps < MAX_GREPS:
             import subprocess
 
+            self._greps += 1
             try:
                 proc = subprocess.run(["git", "-C", self.root, "grep", "-q", "-I", "-w", "-F", "--untracked",
                                        "-e", word], capture_output=True, timeout=GREP_TIMEOUT_S,

@@ -38,8 +38,9 @@ def excluded_by(patterns: list[str] | tuple[str, ...], path: Path, rel: str) -> 
 
     for pattern in patterns:
         pattern = pattern.strip()
-        if pattern and any(fnmatch.fnmatchcase(candidate, pattern) for candidate in
-                           (rel, str(path), path.name, rel.replace("**/", ""))):
+        forms = {pattern, pattern.replace("**/", "")}  # "**/x.md" also matches x.md at the top
+        if pattern and any(fnmatch.fnmatchcase(candidate, form) for candidate in (rel, str(path), path.name)
+                           for form in forms):
             return pattern
     return None
 

@@ -185,9 +185,12 @@ def write_new_note(folder: Path, draft: Draft, lock_dir: Path) -> Path:
 
 
 def add_index_line(folder: Path, draft: Draft) -> bool:
-    """Append the note's line to ``MEMORY.md`` (created if missing) unless the file is listed;
-    the caller holds the folder lock."""
+    """Append the note's line to ``MEMORY.md`` unless the file is listed; the caller holds the
+    folder lock. A folder without ``MEMORY.md`` gets one only when the note is its first (a
+    folder kept without an index by choice stays so)."""
     index = folder / INDEX_FILE
+    if not index.exists() and any(p.name != draft.filename for p in folder.glob("*.md")):
+        return False
     try:
         current = index.read_text(encoding="utf-8") if index.exists() else "# Memory\n"
     except UnicodeDecodeError:
