@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
+from ..privacy import excluded_by
 from .note import Note, note_from_json, note_to_json, parse_note
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -29,20 +30,6 @@ class FolderScan:
     has_index: bool = False
     skipped: list[Skip] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)  # files privacy.exclude keeps out (G3)
-
-
-def excluded_by(patterns: list[str] | tuple[str, ...], path: Path, rel: str) -> str | None:
-    """The first of ``patterns`` (privacy.exclude) that matches ``path`` — relative to its
-    mounted folder, absolute, or by file name — or None."""
-    import fnmatch
-
-    for pattern in patterns:
-        pattern = pattern.strip()
-        forms = {pattern, pattern.replace("**/", "")}  # "**/x.md" also matches x.md at the top
-        if pattern and any(fnmatch.fnmatchcase(candidate, form) for candidate in (rel, str(path), path.name)
-                           for form in forms):
-            return pattern
-    return None
 
 
 def _walk_markdown(root: Path, skipped: list[Skip]):

@@ -1,0 +1,70 @@
+"""A recall domain (D1): one kind of source with its own store and its own algorithm.
+
+Recall is not one system (seed 001): memory notes, knowledge documents, session transcripts
+and code symbols differ in what a unit is, how it is found and how it is shown, so each domain
+indexes its own sources in its own SQLite file and ranks them its own way. What they share is
+this contract, and the aggregator (``domains/fabric.py``) that asks them in turn — it never
+mixes their scores into one ranking.
+
+A domain
+
+- is built from its roots (folders or files), the privacy gate and an optional embedder;
+- ``refresh()`` brings its index in line with the sources, incrementally, and reports what it
+  did (skipped files with their reasons included: nothing is lost silently);
+- ``recall(query, k, filters)`` returns at most ``k`` hits, best first, each with the domain's
+  own activation in [0, 1] (its normalised relevance; comparable only within the domain) and
+  nothing below the domain's own threshold: an unrelated query returns nothing;
+- never returns a path the privacy gate blocks, and never writes to its sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..privacy import PrivacyGate
+
+
+@dataclass
+class DomainHit:
+    """One recalled unit of any domain."""
+
+    domain: str  # "notes" | "knowledge" | "transcripts" | "code"
+    path: str  # the absolute path of the source file
+    address: str  # where in it: "guide.md#Install/From source", "session 3f2a… turn 12", "pkg.mod.func"
+    text: str  # the exact text: a verbatim section, the turn with its window, the symbol's source
+    activation: float  # the domain's own relevance in [0, 1]; never compared across domains
+    title: str = ""  # a short label
+    why: str = ""  # the domain's reason, in words
+    meta: dict = field(default_factory=dict)  # domain specifics: session, turn, time, line, callers …
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class Domain(Protocol):
+    name: str
+
+    def refresh(self) -> dict:
+        """Index what changed; return counts and ``skipped`` [{path, reason}]."""
+
+    def recall(self, query: str, k: int, *, filters: dict | None = None) -> list[DomainHit]:
+        """At most ``k`` hits above the domain's threshold, best first."""
+
+    def close(self) -> None:
+        """Release the index."""
+
+
+def index_file(cache: Path, domain: str, roots: list[Path], extra: str = "") -> Path:
+    """One SQLite file per domain and set of roots, in memlane's cache."""
+    import hashlib
+
+    key = hashlib.sha256(("\0".join(sorted(str(Path(r).expanduser().resolve()) for r in roots)) + "|" + extra)
+                         .encode()).hexdigest()[:16]
+    folder = cache / "domains"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{domain}-{key}.sqlite"
+
+
+__all__ = ["Domain", "DomainHit", "PrivacyGate", "index_file"]
