@@ -98,7 +98,8 @@ def test_every_tool_and_the_resource_over_stdio(tmp_path, store):
 
     out = session(tmp_path, store, calls)
     assert set(out["tools"]) == {"recall", "get", "related", "remember", "archive", "restore"}
-    assert set(out["tools"]["recall"].input_schema["properties"]) == {"query", "depth", "k", "scope", "divergent"}
+    assert set(out["tools"]["recall"].input_schema["properties"]) == {"query", "depth", "k", "scope", "divergent",
+                                                                      "domains"}
     top = out["ids"]["results"][0]
     assert top["id"] == "lock_timeout" and "body" not in top and "title" not in top
     assert "bm25" in top["why"] and " x " in top["why"] and "path" not in top

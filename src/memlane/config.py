@@ -126,6 +126,19 @@ class LifecycleConfig:
 
 
 @dataclass
+class DomainsConfig:
+    """The recall fabric (D1, D2): other sources recalled beside the notes, each in its own
+    bucket."""
+
+    docs: list[str] = field(default_factory=list)  # markdown folders mounted as libraries (knowledge)
+    transcripts: list[str] = field(default_factory=list)  # transcript folders; "auto": this repository's in Claude Code
+    code: list[str] = field(default_factory=list)  # working trees; "auto": this repository
+    ceiling: int = 12  # results of one recall_all, shared equally among the active domains
+    in_hooks: bool = True  # layer 4 (deep) draws on every configured domain
+    room_knowledge: float = 0.6  # a document section this relevant (0-1) may join layer 3
+
+
+@dataclass
 class PrivacyConfig:
     """G3: what never leaves its scope. ``private: true`` notes are the user's own (never
     handed to an agent); files matching ``exclude`` are never read into any index at all."""
@@ -173,6 +186,7 @@ class Config:
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     inject: InjectConfig = field(default_factory=InjectConfig)
     privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
+    domains: DomainsConfig = field(default_factory=DomainsConfig)
     sources: list[str] = field(default_factory=list)  # files read, for doctor
 
     def validate(self) -> "Config":
@@ -227,6 +241,10 @@ class Config:
                     "moderate_full", "context_turns"):
             if getattr(ij, key) < 0:
                 raise ConfigError(f"inject.{key} must be >= 0")
+        if self.domains.ceiling < 1:
+            raise ConfigError("domains.ceiling must be a positive integer")
+        if not 0 <= self.domains.room_knowledge <= 1:
+            raise ConfigError("domains.room_knowledge must be a number in [0, 1]")
         for mount in self.stores.mounts:
             if mount.scope not in ("user", "project"):
                 raise ConfigError(f"stores.mounts: scope must be 'user' or 'project', got {mount.scope!r}")
@@ -370,6 +388,14 @@ deep = "auto"
 max_chars = 10000         # Claude Code's cap per injection
 default_bracket = "moderate"   # when the context fill is unknown: fresh | moderate | depleted
 refresh_minutes = 120     # a note already injected in this session comes again after this long
+
+[domains]                 # other sources, each recalled in its own bucket (recall --domains, hook layer 4, MCP)
+docs = []                 # markdown folders mounted as libraries: "~/work/adr"
+transcripts = []          # Claude Code transcript folders; "auto": this repository's sessions
+code = []                 # working trees whose symbols are recalled; "auto": this repository
+ceiling = 12              # results per recall, shared equally among the active domains
+in_hooks = true           # layer 4 (deep) draws on every domain configured here
+room_knowledge = 0.6      # a document section at least this relevant may join layer 3
 
 [privacy]                 # private: true notes never reach an agent; these files are never read
 exclude = []              # globs on the path in its folder, the absolute path or the name: "personal/*"

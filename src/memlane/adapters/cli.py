@@ -138,6 +138,8 @@ def cmd_recall(args) -> int:
         prompt = sys.stdin.read().strip()
     if not prompt:
         raise CliError("recall needs a prompt (or '-' to read it from stdin)")
+    if args.domains or args.docs or args.transcripts or args.code:
+        return _recall_domains(args, prompt)
     memory = _memory(args)
     if not memory.specs:
         raise CliError("no memory folders to recall from: pass --store DIR, mount folders in the config "
@@ -150,6 +152,73 @@ def cmd_recall(args) -> int:
     _notice(memory)
     _emit(args, {"prompt": prompt, "results": results}, _format_results(results, depth, args.explain))
     return 0
+
+
+def _recall_domains(args, prompt: str) -> int:
+    """``recall --domains …``: one bucket per domain (D2), each result with its domain, source
+    path, address and exact text."""
+    from ..domains.fabric import DOMAINS, build_fabric
+
+    if args.domains:
+        wanted = [d.strip() for d in args.domains.split(",") if d.strip()]
+    else:
+        wanted = ["notes"] + [d for d, given in (("knowledge", args.docs), ("transcripts", args.transcripts),
+                                                 ("code", args.code)) if given]
+    unknown = [d for d in wanted if d not in DOMAINS]
+    if unknown:
+        raise CliError(f"--domains: unknown {', '.join(unknown)}; the domains are {', '.join(DOMAINS)}")
+    for flag, folders in (("--docs", args.docs), ("--transcripts", args.transcripts), ("--code", args.code)):
+        for folder in folders or []:
+            if not Path(folder).expanduser().exists():
+                raise CliError(f"{flag} {folder}: no such folder")
+    memory = Memory(_store_args(args), embedder=args.embedder, index_path=args.index)
+    fabric = build_fabric(memory, docs=args.docs, transcripts=args.transcripts, code=args.code, domains=wanted)
+    missing = [d for d in wanted if d not in fabric.domains]
+    if len(missing) == len(wanted):
+        raise CliError(f"nothing to recall from: {', '.join(missing)} ha{'s' if len(missing) == 1 else 've'} no "
+                       "folders (--store, --docs, --transcripts, --code, or [domains] in the config)")
+    try:
+        bar = ProgressBar()
+        try:
+            if "notes" in fabric.domains:
+                memory.refresh(progress=bar)
+        finally:
+            bar.close()
+        refreshed = fabric.refresh()
+        filters = {"transcripts": {k: v for k, v in (("session", args.in_session), ("since", args.since),
+                                                     ("until", args.until), ("project", args.project)) if v},
+                   "knowledge": {"path": args.path} if args.path else {},
+                   "code": {"path": args.path} if args.path else {}}
+        out = fabric.recall_all(prompt, domains=[d for d in wanted if d in fabric.domains], ceiling=args.ceiling,
+                                filters=filters)
+    finally:
+        fabric.close()
+    out["missing_domains"] = missing
+    out["skipped"] = {name: report.get("skipped", []) for name, report in refreshed.items() if report.get("skipped")}
+    _notice(memory)
+    _emit(args, out, _format_buckets(out))
+    return 0
+
+
+def _format_buckets(out: dict) -> str:
+    lines = []
+    for bucket in out["buckets"]:
+        head = f"## {bucket['domain']}"
+        if bucket.get("error"):
+            lines.append(f"{head}: failed ({bucket['error']})")
+            continue
+        lines.append(f"{head} (best activation {bucket['activation']:.2f}, {len(bucket['results'])} of at most "
+                     f"{out['quota']})" if bucket["results"] else f"{head}: nothing relevant")
+        for n, hit in enumerate(bucket["results"], start=1):
+            lines.append(f"{n}. {hit['address']}  [{hit['activation']:.2f}]  {hit['path']}")
+            if hit.get("why"):
+                lines.append(f"   why: {hit['why']}")
+            text = hit["text"].strip().splitlines()
+            lines += [f"   | {line}" for line in text[:12]] + (["   | …"] if len(text) > 12 else [])
+        lines.append("")
+    if out.get("missing_domains"):
+        lines.append(f"(no folders for: {', '.join(out['missing_domains'])})")
+    return "\n".join(lines)
 
 
 def _recall_hook_input(args) -> int:
@@ -171,7 +240,12 @@ def _recall_hook_input(args) -> int:
     if not memory.specs:
         raise CliError("no memory folders to recall from for this input's project: pass --store DIR")
     _refresh_with_progress(memory)
-    injection = user_prompt(memory, payload, dry_run=True)
+    fabric = _hook_fabric(args, memory)
+    try:
+        injection = user_prompt(memory, payload, dry_run=True, fabric=fabric)
+    finally:
+        if fabric is not None:
+            fabric.close()
     report = injection.report
     ranking = memory.recall(report["query"], depth=Depth.IDS, explain=True, refresh=False, record=False,
                             include_private=False)
@@ -194,6 +268,21 @@ def _recall_hook_input(args) -> int:
         lines += ["", "--- the injected text ---", injection.text]
     _emit(args, {"report": report, "ranking": ranking, "text": injection.text}, "\n".join(lines))
     return 0
+
+
+def _hook_fabric(args, memory: Memory):
+    """The domains a hook would draw on: the mounted ones (--docs, --transcripts, --code), else
+    the configured ones."""
+    from .hook import other_domains
+
+    if not (args.docs or args.transcripts or args.code):
+        return other_domains(memory)
+    from ..domains.fabric import build_fabric
+
+    fabric = build_fabric(memory, docs=args.docs, transcripts=args.transcripts, code=args.code,
+                          domains=["knowledge", "transcripts", "code"])
+    fabric.refresh()
+    return fabric
 
 
 def _refresh_with_progress(memory: Memory) -> None:
@@ -344,7 +433,8 @@ def _install_mcp(args, remove, path, plan_mcp, apply, InstallError) -> int:  # n
 def cmd_mcp(args) -> int:
     from .mcp_server import serve
 
-    return serve(_store_args(args), args.embedder, args.index)
+    return serve(_store_args(args), args.embedder, args.index, docs=args.docs, transcripts=args.transcripts,
+                 code=args.code)
 
 
 def cmd_uninstall(args) -> int:
@@ -530,6 +620,12 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--store", action="append", metavar="DIR",
                         help="use this memory folder directly (repeatable); no config or init needed")
     common.add_argument("--demo", action="store_true", help="use the bundled demo store")
+    common.add_argument("--docs", action="append", metavar="DIR",
+                        help="mount a markdown folder as a knowledge library (repeatable; recall --domains)")
+    common.add_argument("--transcripts", action="append", metavar="DIR",
+                        help="mount a folder of Claude Code session transcripts (repeatable; recall --domains)")
+    common.add_argument("--code", action="append", metavar="DIR",
+                        help="mount a working tree's code symbols (repeatable; recall --domains)")
     common.add_argument("--json", action="store_true", help="print JSON instead of text")
     common.add_argument("--embedder", metavar="NAME",
                         help="embedder to use (a registered name, or 'none' for keyword-only)")
@@ -565,6 +661,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--divergent", action="store_true",
                    help="add remote associates from other clusters of the link graph (for ideation)")
     p.add_argument("--session", help="the agent session id, recorded in the hit-log")
+    p.add_argument("--domains", metavar="LIST",
+                   help="recall from these domains, one bucket each: notes,knowledge,transcripts,code (default with "
+                        "--docs/--transcripts/--code: notes and the mounted ones)")
+    p.add_argument("--ceiling", type=int, help="results across all domains, shared equally (default 12)")
+    p.add_argument("--in-session", metavar="ID", help="transcripts: only this session (an id or its prefix)")
+    p.add_argument("--since", metavar="DATE", help="transcripts: only turns at or after this ISO date/time")
+    p.add_argument("--until", metavar="DATE", help="transcripts: only turns before this ISO date/time")
+    p.add_argument("--project", metavar="TEXT", help="transcripts: only this project (part of its folder or cwd)")
+    p.add_argument("--path", metavar="GLOB", help="knowledge and code: only files matching this glob")
     p.set_defaults(func=cmd_recall)
 
     p = sub.add_parser("add", parents=[common], help="write a note, after comparing it with the nearest notes "

@@ -41,6 +41,7 @@ log = logging.getLogger("memlane.daemon")
 
 IDLE_MINUTES = 30.0
 REFRESH_S = 2.0
+FABRIC_REFRESH_S = 15.0  # the other domains (transcripts grow, code changes) are re-checked less often
 MAX_REQUEST = 4_000_000
 
 
@@ -54,6 +55,8 @@ class Engine:
     def __init__(self, root: str, stores: list[str], embedder: str | None, index: str | None):
         self.root, self.stores, self.embedder_name, self.index = root, stores, embedder, index
         self.memory = None
+        self.fabric = None  # the other recall domains, when the configuration names some
+        self.fabric_checked = 0.0
         self.config_stamp = None
         self.files_stamp = None
         self.lock = threading.Lock()
@@ -64,6 +67,10 @@ class Engine:
     def _open(self) -> None:
         from ..memory import Memory
 
+        from .hook import other_domains
+
+        if self.fabric is not None:
+            self.fabric.close()
         if self.memory is not None:
             self.memory.close()
         self.memory = Memory(self.stores or None, embedder=self.embedder_name, index_path=self.index, cwd=self.root)
@@ -72,6 +79,8 @@ class Engine:
         self.files_stamp = self.memory.files_stamp()
         self.memory.trust_index()  # from now on the watcher decides when to look at the files
         self.memory.auto_lifecycle = False  # ... and folds the hit-log, between requests
+        self.fabric = other_domains(self.memory)  # indexed now; refreshed by the watcher
+        self.fabric_checked = time.monotonic()
         # what the warm-up loaded (index caches, the model's objects) lives as long as the
         # engine: out of the collector's way, so no full collection lands in a request
         gc.unfreeze()  # (a reopened engine: the old one's objects may be collected now)
@@ -89,6 +98,9 @@ class Engine:
                         memory.refresh(force=False, recheck=True)
                         self.files_stamp = stamp
                     memory.maintain_lifecycle()  # new uses in; states moved at most hourly
+                    if self.fabric is not None and time.monotonic() - self.fabric_checked > FABRIC_REFRESH_S:
+                        self.fabric.refresh()  # new transcript turns, edited docs and code
+                        self.fabric_checked = time.monotonic()
             except Exception as exc:  # noqa: BLE001 - the next round tries again
                 log.info("file check failed: %s", exc)
 
@@ -109,7 +121,7 @@ class Engine:
             if self._config_stamp() != self.config_stamp:
                 log.info("configuration changed: reopening")
                 self._open()
-            return handle_event(self.memory, event, parse_payload(raw, agent), agent=agent)
+            return handle_event(self.memory, event, parse_payload(raw, agent), agent=agent, fabric=self.fabric)
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -163,6 +175,8 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
             os.unlink(path)
         except OSError:
             pass
+        if engine.fabric is not None:
+            engine.fabric.close()
         engine.memory.close()
         lock.close()
     log.info("daemon %s stopped", key)

@@ -61,7 +61,8 @@ def parse_payload(raw: str, agent: str = "claude") -> dict:
     return cursor_payload(payload) if agent == "cursor" else payload
 
 
-def handle_event(memory, event: str, payload: dict, *, explain: bool = False, agent: str = "claude") -> str:
+def handle_event(memory, event: str, payload: dict, *, explain: bool = False, agent: str = "claude",
+                 fabric=None) -> str:
     """What the hook prints for one event, from an open ``Memory``: the hook JSON, the
     ``--explain`` report, or nothing. Raises on bad input (the callers log and stay silent)."""
     from ..inject.layers import session_start, user_prompt
@@ -72,8 +73,10 @@ def handle_event(memory, event: str, payload: dict, *, explain: bool = False, ag
     if not memory.specs:
         log.info("hook %s: no memory folders configured for %s; nothing to inject", event, memory.cwd)
         return ""
-    run = session_start if event == "session-start" else user_prompt
-    injection = run(memory, payload, dry_run=explain)
+    if event == "session-start":
+        injection = session_start(memory, payload, dry_run=explain)
+    else:
+        injection = user_prompt(memory, payload, dry_run=explain, fabric=fabric)
     injection.report["ms"] = round((time.perf_counter() - started) * 1000, 1)
     log.info("hook %s: session %s, %s chars in %.0f ms", event, payload.get("session_id"),
              len(injection.text), injection.report["ms"])
@@ -104,11 +107,32 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
                     cwd=cwd if cwd and os.path.isdir(cwd) else None) as memory:
             if not refresh and memory.has_notes():
                 memory.trust_index()
-            stdout.write(handle_event(memory, event, payload, explain=explain, agent=agent))
+            fabric = other_domains(memory, refresh=refresh) if event == "user-prompt-submit" else None
+            try:
+                stdout.write(handle_event(memory, event, payload, explain=explain, agent=agent, fabric=fabric))
+            finally:
+                if fabric is not None:
+                    fabric.close()
         return 0
     except Exception as exc:  # noqa: BLE001 - a hook must never block the agent
         log.warning("hook %s failed, nothing injected: %s: %s", event, type(exc).__name__, exc)
         return 0
+
+
+def other_domains(memory, *, refresh: bool = True):
+    """The configured domains beside the notes (``[domains]``: docs, transcripts, code), for
+    layer 3's best document section and layer 4; None when none is configured."""
+    d = memory.config.domains
+    if not (d.docs or d.transcripts or d.code):
+        return None
+    from ..domains.fabric import build_fabric
+
+    fabric = build_fabric(memory, domains=["knowledge", "transcripts", "code"])
+    if not fabric.domains:
+        return None
+    if refresh:
+        fabric.refresh()
+    return fabric
 
 
 def run_statusline(stdin=None, stdout=None) -> int:

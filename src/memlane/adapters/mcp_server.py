@@ -32,6 +32,7 @@ log = logging.getLogger("memlane.mcp")
 MAX_TOKENS = 20_000  # under Claude Code's 25,000-token cap, with room for the envelope
 MAX_K = 50
 MAX_IDS = 20
+FABRIC_REFRESH_S = 15.0  # the other domains are re-checked at most this often
 SCOPES = ("user", "project")
 _NAME = re.compile(r"^[^/\\\x00]{1,200}$")
 
@@ -50,9 +51,13 @@ class ToolError(ValueError):
 class Engine:
     """One ``Memory`` for the server's life, opened on the first call."""
 
-    def __init__(self, stores: list[str] | None, embedder: str | None, index: str | None, cwd: str | None):
+    def __init__(self, stores: list[str] | None, embedder: str | None, index: str | None, cwd: str | None, *,
+                 docs: list[str] | None = None, transcripts: list[str] | None = None, code: list[str] | None = None):
         self.args = (stores, embedder, index, cwd)
+        self.mounts = {"docs": docs, "transcripts": transcripts, "code": code}
         self._memory: Memory | None = None
+        self._fabric = None
+        self._fabric_checked = 0.0
 
     @property
     def memory(self) -> Memory:
@@ -62,9 +67,23 @@ class Engine:
             self._memory.min_refresh_interval = 2.0  # re-check the files at most every 2 s
         return self._memory
 
+    def fabric(self):
+        """Every domain this server can reach (the notes, and the configured or mounted docs,
+        transcripts and code), re-checked at most every ``FABRIC_REFRESH_S``."""
+        import time
+
+        from ..domains.fabric import build_fabric
+
+        if self._fabric is None:
+            self._fabric = build_fabric(self.memory, **self.mounts)
+        if time.monotonic() - self._fabric_checked > FABRIC_REFRESH_S:
+            self._fabric.refresh()
+            self._fabric_checked = time.monotonic()
+        return self._fabric
+
     # -- tools ------------------------------------------------------------------------
     def recall(self, query: str, depth: str = "ids", k: int = 5, scope: str | None = None,
-               divergent: bool = False) -> dict:
+               divergent: bool = False, domains: list[str] | None = None) -> dict:
         if not query or not query.strip():
             raise ToolError("query is empty: say what the user wants, in words")
         depth = _depth(depth)
@@ -72,6 +91,8 @@ class Engine:
             raise ToolError(f"k must be between 1 and {MAX_K}, got {k!r}")
         if scope is not None and scope not in SCOPES:
             raise ToolError(f"scope must be one of {', '.join(SCOPES)} (or omitted), got {scope!r}")
+        if domains and list(domains) != ["notes"]:
+            return self._recall_domains(query, depth, k, domains, scope)
         memory = self.memory
         results = memory.recall(query, k=k, depth=Depth.FULL, explain=True, divergent=divergent,
                                 include_private=False, layer="mcp")
@@ -82,6 +103,27 @@ class Engine:
                   "next": "get(ids, depth='summary'|'full') for the notes you will use" if shaped else
                   "nothing relevant: this is new to the memory"}
         return _fit(answer, results)
+
+    def _recall_domains(self, query: str, depth: Depth, k: int, domains: list[str], scope: str | None) -> dict:
+        from ..domains.fabric import DOMAINS
+
+        unknown = [d for d in domains if d not in DOMAINS]
+        if unknown:
+            raise ToolError(f"unknown domain(s) {', '.join(unknown)}; the domains are {', '.join(DOMAINS)}")
+        fabric = self.fabric()
+        missing = [d for d in domains if d not in fabric.domains]
+        out = fabric.recall_all(query, domains=[d for d in domains if d in fabric.domains], ceiling=k * len(domains),
+                                filters={"notes": {"scope": scope}} if scope else None)
+        buckets = [{"domain": b["domain"], "activation": b["activation"],
+                    "results": [_shape_hit(h, depth) for h in b["results"]], **({"error": b["error"]} if "error" in b
+                                                                                else {})}
+                   for b in out["buckets"]]
+        answer = {"query": query, "depth": depth.value, "buckets": buckets,
+                  "note": "one bucket per domain, each ranked on its own scale: activations are not comparable "
+                          "across buckets"}
+        if missing:
+            answer["not_mounted"] = missing
+        return _fit_buckets(answer)
 
     def get(self, ids: list[str], depth: str = "full") -> dict:
         depth = _depth(depth)
@@ -223,6 +265,39 @@ def why(e: dict, *, detailed: bool = True) -> str:
     return "; ".join(parts)
 
 
+def _shape_hit(hit: dict, depth: Depth) -> dict:
+    """Another domain's unit at ``depth``: ids carry the address and why; summary the title,
+    the first line and the source path; full the exact text."""
+    out = {"address": hit["address"], "activation": hit["activation"], "why": hit.get("why", "")}
+    if depth in (Depth.SUMMARY, Depth.FULL):
+        first = next((line.strip() for line in hit["text"].splitlines() if line.strip()), "")
+        out.update({"title": hit.get("title"), "summary": first[:160], "path": hit["path"]})
+    if depth is Depth.FULL:
+        out["text"] = hit["text"]
+    return out
+
+
+def _fit_buckets(answer: dict) -> dict:
+    """A bucketed answer within MAX_TOKENS: texts go first from the weakest buckets' last
+    results, then results."""
+    def size() -> int:
+        return estimate_tokens(json.dumps(answer, ensure_ascii=False))
+
+    if size() <= MAX_TOKENS:
+        return answer
+    for key in ("text", "summary"):
+        for bucket in reversed(answer["buckets"]):
+            for result in reversed(bucket["results"]):
+                if size() <= MAX_TOKENS:
+                    break
+                result.pop(key, None)
+    for bucket in reversed(answer["buckets"]):
+        while size() > MAX_TOKENS and bucket["results"]:
+            bucket["results"].pop()
+    answer["truncated"] = f"cut to fit {MAX_TOKENS:,} tokens: later results come lighter or are left out"
+    return answer
+
+
 def _note(row: dict, depth: Depth) -> dict:
     out = {"id": row["name"], "path": row["path"], "scope": row["scope"], "type": row["type"]}
     if depth in (Depth.SUMMARY, Depth.FULL):
@@ -291,12 +366,15 @@ def build_server(engine: Engine):
 
     @server.tool()
     def recall(query: str, depth: Literal["ids", "summary", "full"] = "ids", k: int = 5,
-               scope: Literal["user", "project"] | None = None, divergent: bool = False) -> str:
+               scope: Literal["user", "project"] | None = None, divergent: bool = False,
+               domains: list[Literal["notes", "knowledge", "transcripts", "code"]] | None = None) -> str:
         """Recall the notes relevant to a query (the user's intent, in words). depth: ids (default: name, score
         and why — cheapest), summary (plus a one-line summary) or full (plus the text). k: at most this many
-        (1-50). scope: only user or only project notes. divergent: add remote associates from other parts of
-        the link graph (for ideation)."""
-        return _json(guarded(engine.recall)(query, depth, k, scope, divergent))
+        (1-50; per domain with domains). scope: only user or only project notes. divergent: add remote
+        associates from other parts of the link graph (for ideation). domains: also (or instead) search
+        mounted documentation sections, past session transcripts ("have we done this before?") and code
+        symbols — one bucket per domain."""
+        return _json(guarded(engine.recall)(query, depth, k, scope, divergent, domains))
 
     @server.tool()
     def get(ids: list[str], depth: Literal["ids", "summary", "full"] = "full") -> str:
@@ -342,13 +420,15 @@ def _json(answer: dict) -> str:
     return json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
 
 
-def serve(stores: list[str] | None, embedder: str | None, index: str | None) -> int:
+def serve(stores: list[str] | None, embedder: str | None, index: str | None, *, docs: list[str] | None = None,
+          transcripts: list[str] | None = None, code: list[str] | None = None) -> int:
     """Run the stdio server until the client closes it."""
     try:
         import mcp.server  # noqa: F401
     except ImportError:
         raise SystemExit("memlane mcp needs the MCP SDK: pip install 'memlane[mcp]'") from None
     cwd = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    engine = Engine(stores, embedder, index, cwd if os.path.isdir(cwd) else None)
+    engine = Engine(stores, embedder, index, cwd if os.path.isdir(cwd) else None, docs=docs, transcripts=transcripts,
+                    code=code)
     build_server(engine).run()
     return 0

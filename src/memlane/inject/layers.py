@@ -80,7 +80,7 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
         report.setdefault("quarantined", []).extend(risky)
         lines, used = [], estimate_tokens(title)
         for item in found:
-            if not state.wants(item.path, content_hash(item), "summary", refresh_s=refresh_s):
+            if not state.wants(item.key, content_hash(item), "summary", refresh_s=refresh_s):
                 continue
             line = summary_line(item)
             cost = estimate_tokens(line)
@@ -89,7 +89,7 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
             lines.append(line)
             used += cost
             room -= len(line) + 1
-            state.mark(item.path, content_hash(item), "summary")
+            state.mark(item.key, content_hash(item), "summary")
         report["layers"][f"L{layer}"] = {"candidates": len(found), "budget_tokens": budget,
                                          "shown": len(lines), "tokens": used}
         if lines:
@@ -102,9 +102,10 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
     return Injection(text, report)
 
 
-def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False) -> Injection:
+def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=None) -> Injection:
     """Layers 3 and 4 for one prompt. ``dry_run``: decide and report, but record nothing (no
-    dedup state, no hit-log)."""
+    dedup state, no hit-log). ``fabric``: the other recall domains (``domains.fabric``): a
+    document section relevant enough joins layer 3, and layer 4 draws on every domain."""
     config = memory.config.inject
     session_id = str(payload.get("session_id") or "")
     prompt = str(payload.get("prompt") or "")
@@ -126,20 +127,29 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False) -> Inje
     results += _path_triggered(memory, prompt, {r["path"] for r in results})
     layer = "L3"
     report["layers"]["L3"] = {"recalled": [r["name"] for r in results]}
-    if config.deep == "always" or (config.deep == "auto" and not results):
+    others = _room_knowledge(fabric, query, memory.config.domains.room_knowledge)
+    if others:
+        report["layers"]["L3"]["knowledge"] = [h["address"] for h in others]
+    if config.deep == "always" or (config.deep == "auto" and not results and not others):
         deep = memory.recall(query, depth="full", include_archived=True, refresh=False, k=memory.config.retrieve.k * 2,
                              session=session_id or None, layer="L4", bracket=bracket.value, record=not dry_run,
                              include_private=False)
         known = {r["path"] for r in results}
         results += [r for r in deep if r["path"] not in known]
         report["layers"]["L4"] = {"recalled": [r["name"] for r in deep], "why": config.deep}
-        layer = "L4" if deep else layer
+        if fabric is not None and memory.config.domains.in_hooks:
+            found = _deep_domains(fabric, query, memory.config.domains.ceiling, {h["address"] for h in others})
+            others += found
+            report["layers"]["L4"]["domains"] = [f"{h['domain']}: {h['address']}" for h in found]
+        layer = "L4" if deep or others else layer
     items, risky = _screen([Item.from_result(r) for r in results], _root(memory))
+    more, risky_more = _screen([Item.from_hit(h) for h in others], None)
+    items, risky = items + more, risky + risky_more
     report["quarantined"] = risky
     planned = [(item, planned_depth(n, bracket, config.moderate_full)) for n, item in enumerate(items)]
     refresh_s = config.refresh_minutes * 60
     fresh = [(item, depth) for item, depth in planned
-             if state.wants(item.path, content_hash(item), depth, refresh_s=refresh_s)]
+             if state.wants(item.key, content_hash(item), depth, refresh_s=refresh_s)]
     report["deduplicated"] = [item.name for item, depth in planned if (item, depth) not in fresh]
     budget = config.room_tokens + (config.deep_tokens if "L4" in report["layers"] else 0)
     # the notes arrive redacted (G3: Memory redacts every note it hands out), so the budgets and
@@ -147,28 +157,48 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False) -> Inje
     rendered = render(fresh, header=ROOM_HEADER, budget_tokens=budget, max_chars=config.max_chars)
     if not dry_run:
         for item, depth in rendered.shown:
-            state.mark(item.path, content_hash(item), depth)
+            state.mark(item.key, content_hash(item), depth)
         state.save()
-    report.update({"shown": [{"name": i.name, "depth": d, "path": i.path, "reached": i.reached}
+    report.update({"shown": [{"name": i.name, "depth": d, "path": i.path, "reached": i.reached,
+                              **({"domain": i.type, "address": i.address} if i.address else {})}
                              for i, d in rendered.shown],
                    "omitted": [i.name for i in rendered.omitted], "chars": len(rendered.text), "layer": layer})
     return Injection(rendered.text, report)
+
+
+def _room_knowledge(fabric, query: str, floor: float) -> list[dict]:
+    """The best document section, when one is at least ``floor`` relevant (on the knowledge
+    domain's own scale): it may answer the prompt better than any note."""
+    if fabric is None or "knowledge" not in fabric.domains:
+        return []
+    [bucket] = fabric.recall_all(query, domains=["knowledge"], ceiling=1)["buckets"]
+    return [h for h in bucket["results"] if h["activation"] >= floor]
+
+
+def _deep_domains(fabric, query: str, ceiling: int, known: set[str]) -> list[dict]:
+    """Layer 4 from the domains other than the notes, bucket by bucket (never one mixed list)."""
+    wanted = [d for d in fabric.domains if d != "notes"]
+    if not wanted:
+        return []
+    out = fabric.recall_all(query, domains=wanted, ceiling=ceiling)
+    return [h for bucket in out["buckets"] for h in bucket["results"] if h["address"] not in known]
 
 
 def _root(memory: Memory) -> str:
     return str(memory.repo or memory.cwd)
 
 
-def _screen(items: list[Item], root: str) -> tuple[list[Item], list[dict]]:
-    """G2: notes that read as an attempt to steer the agent are kept out (and reported);
-    G1: the rest learn what they name that the working tree no longer has."""
+def _screen(items: list[Item], root: str | None) -> tuple[list[Item], list[dict]]:
+    """G2: units that read as an attempt to steer the agent are kept out (and reported);
+    G1: the rest learn what they name that the working tree (``root``) no longer has."""
     kept, risky = [], []
     for item in items:
         reason = injection_risk(f"{item.description}\n{item.body}")
         if reason:
             risky.append({"name": item.name, "path": item.path, "why": reason})
             continue
-        item.stale = tuple(stale_marks(f"{item.description}\n{item.body}", root))
+        if root:
+            item.stale = tuple(stale_marks(f"{item.description}\n{item.body}", root))
         kept.append(item)
     return kept, risky
 

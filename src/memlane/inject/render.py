@@ -34,6 +34,21 @@ class Item:
     hook: str = ""  # the MEMORY.md line, or the description
     reached: str = "seed"
     stale: tuple[str, ...] = ()  # what it names that the working tree no longer has, phrased (G1)
+    address: str = ""  # another domain's unit: "guide.md#Install", "session … turn 12", "pkg.mod.func"
+
+    @property
+    def key(self) -> str:
+        """What the session's dedup remembers: the note's file, or the unit within a file."""
+        return f"{self.path}#{self.address}" if self.address else self.path
+
+    @classmethod
+    def from_hit(cls, hit: dict) -> "Item":
+        """A unit of another domain (a ``DomainHit`` as a dict): a document section, a
+        transcript turn with its window, a code symbol."""
+        first = next((line.strip("# ").strip() for line in hit["text"].splitlines() if line.strip()), "")
+        return cls(name=hit["address"], title=hit.get("title") or hit["address"], path=hit["path"], type=hit["domain"],
+                   scope="", body=hit["text"], hook=first[:160], reached=f"{hit['domain']}: {hit.get('why') or 'match'}",
+                   address=hit["address"])
 
     @classmethod
     def from_result(cls, r: dict) -> "Item":
@@ -53,8 +68,8 @@ def planned_depth(position: int, bracket: Bracket, moderate_full: int) -> str:
 
 
 def full_block(item: Item) -> str:
-    kind = f"{item.type or 'note'}, {item.scope}"
-    lines = [f"### {item.title} ({kind}) — {item.path}"]
+    kind = ", ".join(part for part in (item.type or "note", item.scope) if part)
+    lines = [f"### {item.title} ({kind}) — {_where(item)}"]
     if item.description:
         lines.append(item.description)
     if item.body.strip():
@@ -64,6 +79,11 @@ def full_block(item: Item) -> str:
     if item.stale:
         lines.append(_stale_note(item))
     return "\n".join(lines)
+
+
+def _where(item: Item) -> str:
+    """The source: a note's file; for another domain's unit, the file and the unit's address."""
+    return f"{item.path} ({item.address})" if item.address else item.path
 
 
 def _stale_note(item: Item) -> str:
@@ -76,7 +96,7 @@ def summary_line(item: Item) -> str:
     text = " ".join((item.hook or item.description or item.body).split())
     if len(text) > PREVIEW:
         text = text[: PREVIEW - 1] + "…"
-    line = f"- {item.title} ({item.type or 'note'}): {text} — {item.path}"
+    line = f"- {item.title} ({item.type or 'note'}): {text} — {_where(item)}"
     return f"{line} {_stale_note(item)}" if item.stale else line
 
 

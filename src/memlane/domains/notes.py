@@ -1,0 +1,42 @@
+"""The notes domain: memlane's memory recall (the whole pipeline of recall.py) as one domain
+of the fabric. The aggregator only ever talks to agents, so private notes are never
+candidates here."""
+
+from __future__ import annotations
+
+from ..memory import Memory
+from .base import DomainHit
+
+
+class NotesDomain:
+    name = "notes"
+
+    def __init__(self, memory: Memory, *, layer: str = "fabric"):
+        self.memory = memory
+        self.layer = layer
+
+    def refresh(self) -> dict:
+        report = self.memory.refresh()
+        return {"notes": report.get("notes"), "skipped": report.get("skipped", [])}
+
+    def recall(self, query: str, k: int, *, filters: dict | None = None, session: str | None = None,
+               include_archived: bool = False) -> list[DomainHit]:
+        results = self.memory.recall(query, k=k, depth="full", explain=True, refresh=False, include_private=False,
+                                     include_archived=include_archived, layer=self.layer, session=session)
+        scope = (filters or {}).get("scope")
+        hits = []
+        for r in results:
+            if scope and r.get("scope") != scope:
+                continue
+            e = r["explain"]
+            text = "\n\n".join(part for part in (r.get("description"), r.get("body")) if part)
+            why = (f"relevance {e['relevance']:.2f} x importance {e['importance']:.2f} x recency {e['recency']:.2f}"
+                   + ("" if r["reached"] == "seed" else f"; {r['reached']}"))
+            hits.append(DomainHit("notes", r["path"], r["name"], text, round(min(1.0, e["relevance"]), 4),
+                                  title=r.get("title") or r["name"], why=why,
+                                  meta={"type": r.get("type"), "scope": r.get("scope"), "score": r["score"],
+                                        "state": e.get("state"), "reached": r["reached"]}))
+        return hits[:k]
+
+    def close(self) -> None:
+        self.memory.close()
