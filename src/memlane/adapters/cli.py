@@ -194,7 +194,12 @@ def _recall_domains(args, prompt: str) -> int:
     finally:
         fabric.close()
     out["missing_domains"] = missing
-    out["skipped"] = {name: report.get("skipped", []) for name, report in refreshed.items() if report.get("skipped")}
+    # files privacy.exclude keeps out are counted, never listed: their names stay in their scope too
+    out["skipped"] = {name: [s for s in report.get("skipped", []) if "privacy" not in s.get("reason", "")]
+                      for name, report in refreshed.items()}
+    out["skipped"] = {name: skipped for name, skipped in out["skipped"].items() if skipped}
+    out["excluded_by_privacy"] = sum(1 for report in refreshed.values() for s in report.get("skipped", [])
+                                     if "privacy" in s.get("reason", ""))
     _notice(memory)
     _emit(args, out, _format_buckets(out))
     return 0

@@ -1,0 +1,653 @@
+"""The knowledge domain (S4, D1): any markdown folder — docs, ADRs, a wiki — mounted as a library.
+
+The recall unit is a ``##`` section, returned verbatim: the exact slice of the file from its
+heading line to the next heading of the same or a higher level, addressed by its content path
+``rel/file.md#Title/Section/Sub`` (never a byte offset, which the next edit would invalidate;
+seed 001 §4.3). Text before the first ``##`` (the ``#`` title and its intro) is a unit addressed
+``file.md#Title``; a document without headings is one unit addressed by its file name. A
+section over :data:`SECTION_CHARS` is split at its next level of sub-headings, each piece keeping
+its full heading path; a long section without sub-headings stays whole and only its head is
+embedded.
+
+Search is the notes' hybrid recipe (retrieve/fusion.py, seed 001 §5.3) on the domain's own
+SQLite file: FTS5 BM25 with the heading path weighted above the body, min-max normalised; an
+absolute, per-model calibrated cosine on the heading path plus the section's head; 0.6·vector +
+0.4·keyword, a section without a vector renormalised to its keyword leg. Two thresholds keep
+an unrelated query silent (R3): the fused score (``min_score``) and, for the keyword leg, the
+share of the query's IDF weight a section actually contains (``min_coverage``: 0.3 keyword-only,
+0.5 with vectors, measured on bench/knowledge.py) — a single common word shared by accident does
+not make a section relevant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..index.db import is_corruption
+from ..index.text import fts_match_expression, fts_text, query_terms
+from ..privacy import PrivacyGate, excluded_by
+from ..retrieve.fusion import Legs, calibrate_cosine, fuse_hybrid, min_max
+from .base import DomainHit, index_file
+
+__all__ = ["KnowledgeDomain", "KnowledgeSettings", "Section", "split_sections", "MARKDOWN_SUFFIXES"]
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+SECTION_CHARS = 4000  # a section longer than this is split at its sub-headings
+EMBED_CHARS = 2000  # the head of a section (after its heading path) that gets embedded
+MAX_FILE_BYTES = 1_000_000  # as the notes' index.max_file_bytes
+PARSER_VERSION = "2"  # bump when sections are cut differently: every file is then re-read
+_SKIP_DIRS = {"node_modules", "__pycache__", "site-packages"}  # and every hidden folder
+
+# -- markdown structure ------------------------------------------------------------------------
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_NOT_PARAGRAPH = re.compile(r"^(?: {4,}|\t| {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)| {0,3}[>|<])")
+_ATTRS = re.compile(r"[ \t]*\{[#.][^}]*\}[ \t]*$")  # "## Title {#anchor}" (attr_list)
+_FRONT = re.compile(r"\A(\ufeff?)---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+
+
+@dataclass
+class Heading:
+    level: int
+    title: str
+    start: int  # offset of its first character (a setext heading: of its text line)
+    end: int  # offset just past its last line
+    line: int  # 1-based line of its first character
+
+
+@dataclass
+class Section:
+    """One recall unit: ``text`` is ``source[start:end]`` exactly."""
+
+    headings: list[str]
+    start: int
+    end: int
+    start_line: int
+    end_line: int
+    split: bool = False
+
+    def text(self, source: str) -> str:
+        return source[self.start:self.end]
+
+
+def _heading_title(raw: str) -> str:
+    return _ATTRS.sub("", raw or "").strip()
+
+
+def _front_matter(text: str) -> tuple[int, str]:
+    """(offset where the body starts, the front matter's ``title``) of a YAML front matter block."""
+    match = _FRONT.match(text)
+    if not match:
+        return 0, ""
+    title = ""
+    for line in (match.group(2) or "").splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "title" and not line[:1].isspace():
+            title = value.strip().strip("'\"").strip()
+    return match.end(), title
+
+
+def _headings(text: str, start: int) -> list[Heading]:
+    """ATX and setext headings of ``text`` from ``start``, ignoring fenced code blocks and HTML comments."""
+    found: list[Heading] = []
+    fence: tuple[str, int] | None = None
+    comment = False
+    prev: tuple[str, int, int] | None = None  # the previous line if it can be a setext heading's text
+    before_prev_blank = True
+    line_no = text.count("\n", 0, start) + 1
+    for match in _LINE.finditer(text, start):
+        line, offset = match.group(0).rstrip("\r\n"), match.start()
+        candidate = None
+        if comment:
+            comment = "-->" not in line
+        elif fence is not None:
+            closing = line.strip()
+            if closing and closing[0] == fence[0] and len(closing) >= fence[1] and set(closing) == {fence[0]} \
+                    and len(line) - len(line.lstrip(" ")) <= 3:
+                fence = None
+        elif (opened := _FENCE_OPEN.match(line)) and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+            fence = (opened.group(1)[0], len(opened.group(1)))
+        elif line.lstrip(" ").startswith("<!--") and len(line) - len(line.lstrip(" ")) <= 3:
+            comment = "-->" not in line[line.index("<!--") + 4:]  # an HTML comment block: no headings inside
+        elif atx := _ATX.match(line):
+            found.append(Heading(len(atx.group(1)), _heading_title(atx.group(2)), offset, match.end(), line_no))
+        elif prev is not None and (setext := _SETEXT.match(line)):
+            level = 1 if setext.group(1)[0] == "=" else 2
+            found.append(Heading(level, _heading_title(prev[0]), prev[1], match.end(), prev[2]))
+        elif line.strip() and not _NOT_PARAGRAPH.match(line) and before_prev_blank:
+            candidate = (line.strip(), offset, line_no)
+        before_prev_blank = not line.strip() or bool(found and found[-1].end == match.end())
+        prev = candidate
+        line_no += 1
+    return found
+
+
+def _path_of(headings: list[Heading], root: list[str]) -> list[list[str]]:
+    """The heading path of every heading: the titles of its open ancestors, then its own."""
+    stack: list[Heading] = []
+    paths = []
+    for heading in headings:
+        while stack and stack[-1].level >= heading.level:
+            stack.pop()
+        stack.append(heading)
+        paths.append(root + [h.title for h in stack])
+    return paths
+
+
+def _cut(source: str, start: int, end: int, inner: list[tuple[Heading, list[str]]], path: list[str],
+         own_end: int, cap: int) -> list[Section]:
+    """``source[start:end]`` as one section, or split at its highest sub-heading level when over ``cap``."""
+    lines = lambda a, b: (source.count("\n", 0, a) + 1, source.count("\n", 0, max(a, b - 1)) + 1)  # noqa: E731
+    if end - start <= cap or not inner:
+        return [Section(path, start, end, *lines(start, end))]
+    level = min(h.level for h, _ in inner)
+    cuts = [i for i, (h, _) in enumerate(inner) if h.level == level]
+    pieces: list[Section] = []
+    if source[own_end:inner[cuts[0]][0].start].strip():  # the section's own intro, before its first sub-heading
+        pieces.append(Section(path, start, inner[cuts[0]][0].start, *lines(start, inner[cuts[0]][0].start)))
+    for n, i in enumerate(cuts):
+        stop = inner[cuts[n + 1]][0].start if n + 1 < len(cuts) else end
+        head, head_path = inner[i]
+        below = inner[i + 1:cuts[n + 1] if n + 1 < len(cuts) else len(inner)]
+        pieces += _cut(source, head.start, stop, below, head_path, head.end, cap)
+    for piece in pieces:
+        piece.split = True
+    return pieces
+
+
+def split_sections(source: str, *, cap: int = SECTION_CHARS) -> tuple[list[Section], str]:
+    """The recall units of a markdown document, and its title (the first ``#``, else the
+    front matter's ``title``). Every unit's text is an exact slice of ``source``."""
+    body, fm_title = _front_matter(source)
+    headings = _headings(source, body)
+    h1 = next((h.title for h in headings if h.level == 1), "")
+    title = h1 or fm_title
+    root = [] if h1 or not fm_title else [fm_title]  # no "#" title: the front matter's heads every path
+    paths = _path_of(headings, root)
+    marks = [i for i, h in enumerate(headings) if h.level <= 2]
+    lead = headings[marks.pop(0)] if marks and headings[marks[0]].level == 1 else None
+    first = headings[marks[0]].start if marks else len(source)
+    own_end = lead.end if lead else body
+    sections: list[Section] = []
+    intro = source[body:lead.start] + source[lead.end:first] if lead else source[body:first]
+    if intro.strip():  # the title and its intro, up to the first "##" (or the second "#")
+        pre_inner = [(h, p) for h, p in zip(headings, paths) if own_end <= h.start < first]
+        sections += _cut(source, body, first, pre_inner, [lead.title] if lead else root, own_end, cap)
+    for n, i in enumerate(marks):
+        stop = headings[marks[n + 1]].start if n + 1 < len(marks) else len(source)
+        inner = [(h, p) for h, p in zip(headings[i + 1:], paths[i + 1:]) if h.start < stop]
+        if source[headings[i].end:stop].strip():
+            sections += _cut(source, headings[i].start, stop, inner, paths[i], headings[i].end, cap)
+    if not sections and source[body:].strip():
+        sections = [Section([title] if title else root, body, len(source), *(
+            source.count("\n", 0, body) + 1, source.count("\n", 0, max(body, len(source) - 1)) + 1))]
+    return sections, title
+
+
+# -- the index ---------------------------------------------------------------------------------
+_SCHEMA = (
+    # 1: files by (size, mtime) with their content hash; sections and their full text; vectors by text hash
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+    CREATE TABLE files (path TEXT PRIMARY KEY, root TEXT NOT NULL, rel TEXT NOT NULL, size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', skipped INTEGER NOT NULL);
+    CREATE TABLE sections (id INTEGER PRIMARY KEY, path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
+        address TEXT NOT NULL, headings TEXT NOT NULL, text TEXT NOT NULL, start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL, split INTEGER NOT NULL, ehash TEXT NOT NULL);
+    CREATE INDEX sections_path ON sections(path);
+    CREATE INDEX sections_address ON sections(address);
+    CREATE VIRTUAL TABLE sections_fts USING fts5(headings, file, body,
+        tokenize = 'porter unicode61 remove_diacritics 2');
+    CREATE TABLE embeddings (model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, hash));
+    """,
+)
+
+
+_HIT_COLUMNS = "s.path, s.address, s.headings, s.text, s.start_line, s.end_line, s.split, f.rel, f.note, f.root"
+
+
+@dataclass
+class KnowledgeSettings:
+    """Ranking settings; the defaults are the seed's recipe, checked on bench/knowledge.py."""
+
+    vector_weight: float = 0.6
+    keyword_weight: float = 0.4
+    min_score: float = 0.30  # fused score below which nothing is recalled (R3)
+    min_coverage: float = 0.30  # keyword leg: share of the query's IDF weight a section must contain
+    min_coverage_hybrid: float = 0.50  # the same when the vector leg carries the paraphrases (measured)
+    fts_weights: dict[str, float] = field(default_factory=lambda: {"headings": 4.0, "file": 2.0, "body": 1.0})
+    candidates: int = 100
+    section_chars: int = SECTION_CHARS
+    max_file_bytes: int = MAX_FILE_BYTES
+
+
+def _digest(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data).hexdigest()[:32]
+
+
+def _embed_text(headings: list[str], rel: str, text: str) -> str:
+    """What is embedded: the heading path, then the section's head (its heading lines dropped)."""
+    label = " > ".join(headings) or rel
+    body = text.split("\n", 1)[1] if text.lstrip().startswith("#") and "\n" in text else text
+    return f"{label}\n\n{body.strip()}"[:EMBED_CHARS]
+
+
+class KnowledgeDomain:
+    """Markdown folders as a library of verbatim ``##`` sections (see the module docstring)."""
+
+    name = "knowledge"
+
+    def __init__(self, roots: list[Path], *, gate: PrivacyGate = PrivacyGate(), index_path: Path | str | None = None,
+                 embedder=None, settings: KnowledgeSettings | None = None):
+        from .. import config
+
+        self.roots = [Path(r).expanduser() for r in roots]
+        self.gate = gate
+        self.settings = settings or KnowledgeSettings()
+        self.notice = ""
+        self.embedder = self._load(embedder)
+        self.index_path = str(index_path or index_file(config.cache_home(), self.name, self.roots))
+        self._conn: sqlite3.Connection | None = None
+        self._matrix: tuple[str, object, object] | None = None  # (generation, section ids, vectors)
+
+    def _load(self, embedder):
+        """An embedder instance, a registered name, or None/"none" for keyword-only; a missing
+        model degrades to keyword-only with a notice, never an error (I3)."""
+        if embedder is None or not isinstance(embedder, str):
+            return embedder
+        if embedder == "none":
+            return None
+        from ..embed import EmbedderUnavailable, load_embedder
+
+        try:
+            return load_embedder(None if embedder == "default" else embedder)
+        except EmbedderUnavailable as exc:
+            self.notice = f"keyword-only: {exc}"
+            return None
+
+    # -- connection ---------------------------------------------------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            try:
+                self._conn = self._connect()
+            except sqlite3.DatabaseError as exc:
+                if not is_corruption(exc) or self.index_path == ":memory:":
+                    raise
+                stamp = time.strftime("%Y%m%d-%H%M%S")
+                for suffix in ("", "-wal", "-shm"):  # derived data: kept aside for inspection, rebuilt
+                    if os.path.exists(self.index_path + suffix):
+                        os.replace(self.index_path + suffix, f"{self.index_path}.corrupt-{stamp}{suffix}")
+                self._conn = self._connect()
+        return self._conn
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.index_path != ":memory:":
+            Path(self.index_path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.index_path, timeout=5, isolation_level=None, check_same_thread=False)
+        if self.index_path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version < len(_SCHEMA):
+            conn.execute("BEGIN IMMEDIATE")
+            for number, script in enumerate(_SCHEMA[version:], start=version + 1):
+                for statement in script.split(";\n"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        conn.execute("SELECT count(*) FROM sections").fetchone()
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self._matrix = None
+
+    def _meta(self, key: str, default: str = "") -> str:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- refresh ------------------------------------------------------------------------------
+    def _files(self, skipped: list[dict]) -> tuple[dict[str, tuple[str, str, os.stat_result]], int]:
+        """{absolute path: (its folder, its address prefix, stat)} of every markdown file the gate
+        lets through, and how many the gate kept out (never opened)."""
+        found: dict[str, tuple[str, str, os.stat_result]] = {}
+        excluded = 0
+        prefix_roots = len(self.roots) > 1
+        for root in self.roots:
+            root = Path(os.path.abspath(root))
+            if root.is_file():
+                entries = [(str(root.absolute()), root.name, root.parent)]
+            elif root.is_dir():
+                entries = [(path, (f"{root.name}/" if prefix_roots else "") + rel, root)
+                           for path, rel in _walk(root, skipped)]
+            else:
+                skipped.append({"path": str(root), "reason": "not found"})
+                continue
+            for path, rel, base in entries:
+                if self.gate.blocks(path, base):
+                    excluded += 1
+                    continue
+                try:
+                    found[path] = (str(base), rel, os.stat(path))
+                except OSError as exc:
+                    skipped.append({"path": path, "reason": f"unreadable: {exc.strerror or exc}"})
+        return found, excluded
+
+    def refresh(self) -> dict:
+        """Index what changed: unchanged files cost a stat, a changed file's sections are replaced,
+        a deleted (or newly excluded) file's removed; then embed the sections that lack a vector."""
+        started = time.perf_counter()
+        report = {"files": 0, "sections": 0, "added": 0, "updated": 0, "removed": 0, "embedded": 0,
+                  "skipped": [], "warnings": [], "excluded": 0, "seconds": 0.0}
+        found, report["excluded"] = self._files(report["skipped"])
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self._meta("parser") != f"{PARSER_VERSION}:{self.settings.section_chars}":
+                conn.execute("DELETE FROM files")
+                conn.execute("DELETE FROM sections_fts")
+                self._set_meta("parser", f"{PARSER_VERSION}:{self.settings.section_chars}")
+            stored = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, hash, rel FROM files")}
+            for path, (base, rel, st) in sorted(found.items()):
+                old = stored.get(path)
+                if old and old[0] == st.st_size and old[1] == st.st_mtime_ns and old[3] == rel:
+                    continue
+                outcome = self._index_file(path, base, rel, st, old)
+                if outcome:
+                    report["added" if old is None else "updated"] += 1
+            gone = [p for p in stored if p not in found]
+            for path in gone:
+                self._drop(path)
+                conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            report["removed"] = len(gone)
+            if report["added"] or report["updated"] or report["removed"]:
+                self._set_meta("generation", str(time.time_ns()))
+            self._set_meta("refreshed", str(time.time()))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        for path, note, skipped in conn.execute("SELECT path, note, skipped FROM files WHERE note != '' ORDER BY path"):
+            report["skipped" if skipped else "warnings"].append({"path": path, "reason": note})
+        report["embedded"] = self._embed_pending(report["warnings"])
+        report["files"] = len(found)
+        report["sections"] = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        if self.notice:
+            report["warnings"].append({"path": "", "reason": self.notice})
+        report["seconds"] = round(time.perf_counter() - started, 4)
+        return report
+
+    def _index_file(self, path: str, base: str, rel: str, st: os.stat_result, old) -> bool:
+        """(Re)index one file; False when its content did not change (only its stat is updated)."""
+        note, skipped, data = "", 1, b""
+        if st.st_size > self.settings.max_file_bytes:
+            note = f"too big: {st.st_size} bytes (cap {self.settings.max_file_bytes})"
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(self.settings.max_file_bytes + 1)
+            except OSError as exc:
+                note = f"unreadable: {exc.strerror or exc}"
+            else:
+                if b"\0" in data[:8192]:
+                    note = "binary file"
+                else:
+                    skipped = 0
+        digest = _digest(data) if not skipped else f"skip:{note}"
+        if old and old[2] == digest and old[3] == rel:
+            self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (st.st_size, st.st_mtime_ns, path))
+            return False
+        text = ""
+        if not skipped:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                text = data.decode("utf-8", errors="replace")
+                note = f"not UTF-8 (byte {exc.start}): decoded with replacement characters"
+        self._drop(path)
+        self.conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+                          (path, base, rel, st.st_size, st.st_mtime_ns, digest, note, skipped))
+        if not skipped:
+            self._store_sections(path, rel, text)
+        return True
+
+    def _store_sections(self, path: str, rel: str, text: str) -> None:
+        sections, _ = split_sections(text, cap=self.settings.section_chars)
+        seen: dict[str, int] = {}
+        for section in sections:
+            address = f"{rel}#{'/'.join(section.headings)}" if section.headings else rel
+            seen[address] = seen.get(address, 0) + 1
+            if seen[address] > 1:  # two sections with the same heading path: number the later ones
+                address = f"{address}~{seen[address]}"
+            body = section.text(text)
+            cursor = self.conn.execute(
+                "INSERT INTO sections (path, address, headings, text, start_line, end_line, split, ehash)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (path, address, json.dumps(section.headings, ensure_ascii=False), body, section.start_line,
+                 section.end_line, int(section.split), _digest(_embed_text(section.headings, rel, body))))
+            words = re.sub(r"[/_.\-#]+", " ", rel.rsplit(".", 1)[0])
+            self.conn.execute("INSERT INTO sections_fts (rowid, headings, file, body) VALUES (?,?,?,?)",
+                              (cursor.lastrowid, fts_text(" / ".join(section.headings)), fts_text(words), fts_text(body)))
+
+    def _drop(self, path: str) -> None:
+        self.conn.execute("DELETE FROM sections_fts WHERE rowid IN (SELECT id FROM sections WHERE path = ?)", (path,))
+        self.conn.execute("DELETE FROM sections WHERE path = ?", (path,))
+
+    def _embed_pending(self, warnings: list[dict], batch_size: int = 32) -> int:
+        """Embed each section text hash that has no vector for this embedder yet (only what changed)."""
+        if self.embedder is None:
+            return 0
+        import numpy as np
+
+        model = self.embedder.name
+        pending: dict[str, str] = {}
+        for ehash, headings, rel, text in self.conn.execute(
+                "SELECT s.ehash, s.headings, f.rel, s.text FROM sections s JOIN files f ON f.path = s.path"
+                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.hash = s.ehash)", (model,)):
+            pending.setdefault(ehash, _embed_text(json.loads(headings), rel, text))
+        items = list(pending.items())
+        done = 0
+        for start in range(0, len(items), batch_size):
+            batch = items[start:start + batch_size]
+            try:
+                vectors = self.embedder.embed_passages([t[: self.embedder.max_chars] for _, t in batch])
+            except Exception as exc:  # noqa: BLE001 - a failing model degrades to keyword-only
+                warnings.append({"path": "", "reason": f"embedding failed, keyword-only for now: {exc}"})
+                break
+            self._write([("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)", (model, h, np.asarray(v, dtype=np.float32)
+                          .tobytes())) for (h, _), v in zip(batch, vectors)])
+            done += len(batch)
+        self._write([("DELETE FROM embeddings WHERE model = ? AND hash NOT IN (SELECT ehash FROM sections)", (model,))]
+                    + ([("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(time.time_ns()),))] if done else []))
+        return done
+
+    def _write(self, statements: list[tuple[str, tuple]]) -> None:
+        """Run ``statements`` in one transaction."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, params in statements:
+                self.conn.execute(sql, params)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    # -- recall -------------------------------------------------------------------------------
+    def recall(self, query: str, k: int = 5, *, filters: dict | None = None) -> list[DomainHit]:
+        """At most ``k`` sections above the thresholds, best first; ``filters={"path": glob or
+        [globs]}`` keeps sections of matching files (relative address or absolute path)."""
+        if not self._meta("refreshed"):
+            self.refresh()
+        terms = query_terms(query)
+        if not terms:
+            return []  # "thanks!": no content word, nothing to recall (R3)
+        allowed = self._allowed(filters)
+        hybrid = self.embedder is not None and self._vectors()[1] is not None
+        legs, coverage = self._keyword_leg(terms, allowed, self.settings.min_coverage_hybrid if hybrid
+                                           else self.settings.min_coverage)
+        vectors = hybrid and self._vector_leg(query, legs, allowed)
+        fuse_hybrid(legs, vector_weight=self.settings.vector_weight, keyword_weight=self.settings.keyword_weight,
+                    vectors_available=vectors)
+        ranked = sorted((item for item in legs.items() if item[1].fused >= self.settings.min_score),
+                        key=lambda kv: (-kv[1].fused, -(kv[1].cosine or -2.0), -(kv[1].bm25 or 0.0), kv[0]))
+        return self._hits(ranked, coverage, k)
+
+    def _allowed(self, filters: dict | None) -> set[int] | None:
+        globs = (filters or {}).get("path")
+        if not globs:
+            return None
+        globs = [globs] if isinstance(globs, str) else list(globs)
+        rows = self.conn.execute("SELECT s.id, s.path, f.rel FROM sections s JOIN files f ON f.path = s.path")
+        return {sid for sid, path, rel in rows if excluded_by(globs, Path(path), rel)}
+
+    def _keyword_leg(self, terms: list[str], allowed: set[int] | None, min_coverage: float
+                     ) -> tuple[dict[int, Legs], dict]:
+        """BM25F candidates, min-max normalised, and each one's IDF-weighted share of the query
+        terms it contains; candidates below ``min_coverage`` leave the keyword leg (R3). Min-max
+        makes the best keyword match 1.0 however weak it is, so without this gate any query
+        sharing one word with the library would recall its best match."""
+        import math
+
+        w = self.settings.fts_weights
+        rows = self.conn.execute(
+            f"SELECT rowid, -bm25(sections_fts, {float(w['headings'])}, {float(w['file'])}, {float(w['body'])})"
+            " FROM sections_fts WHERE sections_fts MATCH ? ORDER BY 2 DESC" + ("" if allowed is not None else " LIMIT ?"),
+            (fts_match_expression(terms),) + (() if allowed is not None else (self.settings.candidates,))).fetchall()
+        scores = {rid: score for rid, score in rows if allowed is None or rid in allowed}
+        scores = dict(list(scores.items())[: self.settings.candidates])
+        if not scores:
+            return {}, {}
+        total = self.conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        ids = ",".join(str(i) for i in scores)
+        weight, has = {}, {i: [] for i in scores}
+        for term in terms:
+            expr = fts_match_expression([term])
+            df = self.conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", (expr,)).fetchone()[0]
+            weight[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))
+            for (rid,) in self.conn.execute(f"SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? AND rowid IN ({ids})",
+                                            (expr,)):
+                has[rid].append(term)
+        mass = sum(weight.values()) or 1.0
+        coverage = {rid: (sum(weight[t] for t in found) / mass, found) for rid, found in has.items()}
+        legs = {}
+        for position, (rid, norm) in enumerate(sorted(min_max(scores).items(), key=lambda kv: -kv[1]), start=1):
+            if coverage[rid][0] >= min_coverage:
+                legs[rid] = Legs(bm25=scores[rid], bm25_norm=norm, bm25_rank=position)
+        return legs, coverage
+
+    def _vectors(self):
+        """(section ids, matrix) of every section's vector for this embedder, cached per generation."""
+        import numpy as np
+
+        generation = self._meta("generation")
+        if self._matrix is None or self._matrix[0] != generation:
+            rows = self.conn.execute("SELECT s.id, e.vec FROM sections s JOIN embeddings e ON e.hash = s.ehash"
+                                     " AND e.model = ? ORDER BY s.id", (self.embedder.name,)).fetchall()
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows else None
+            self._matrix = (generation, ids, matrix)
+        return self._matrix[1], self._matrix[2]
+
+    def _vector_leg(self, query: str, legs: dict[int, Legs], allowed: set[int] | None) -> bool:
+        """Add the calibrated cosine (absolute, never per-query normalised) to the candidates: the
+        top vector candidates above the embedder's floor, and every keyword candidate."""
+        if self.embedder is None:
+            return False
+        import numpy as np
+
+        ids, matrix = self._vectors()
+        if matrix is None:
+            return False
+        sims = matrix @ np.asarray(self.embedder.embed_query(query[: self.embedder.max_chars]), dtype=np.float32)
+        floor, strong = self.embedder.min_cosine, max(self.embedder.strong_cosine, self.embedder.min_cosine + 1e-6)
+        order = np.argsort(-sims, kind="stable")
+        taken = 0
+        for rank_no, pos in enumerate(order.tolist(), start=1):
+            sid, cosine = int(ids[pos]), float(sims[pos])
+            if cosine < floor or taken >= self.settings.candidates:
+                break
+            if allowed is not None and sid not in allowed:
+                continue
+            item = legs.setdefault(sid, Legs())
+            item.cosine, item.vector_rank, item.vector = cosine, rank_no, calibrate_cosine(cosine, floor, strong)
+            taken += 1
+        position = {int(s): p for p, s in enumerate(ids.tolist())} if any(i.cosine is None for i in legs.values()) else {}
+        for sid, item in legs.items():
+            if item.cosine is None and sid in position:
+                item.cosine = float(sims[position[sid]])
+                item.vector = calibrate_cosine(item.cosine, floor, strong)
+        return True
+
+    def _hits(self, ranked: list[tuple[int, Legs]], coverage: dict, k: int) -> list[DomainHit]:
+        hits: list[DomainHit] = []
+        for sid, item in ranked:
+            if len(hits) >= k:
+                break
+            row = self.conn.execute(
+                f"SELECT {_HIT_COLUMNS} FROM sections s JOIN files f ON f.path = s.path WHERE s.id = ?", (sid,)).fetchone()
+            if row is None or self.gate.blocks(row[0], row[-1]):
+                continue  # the gate may have changed since indexing: never hand out a blocked path (G3)
+            share, found = coverage.get(sid, (0.0, []))
+            hits.append(self._hit(row, round(item.fused, 4), {
+                "bm25": item.bm25, "bm25_norm": round(item.bm25_norm, 4), "coverage": round(share, 4),
+                "matched": found, "cosine": None if item.cosine is None else round(item.cosine, 4),
+                "vector": round(item.vector, 4)}))
+        return hits
+
+    def _hit(self, row, activation: float, legs: dict | None = None) -> DomainHit:
+        path, address, headings, text, start_line, end_line, split, rel, note, _ = row
+        headings = json.loads(headings)
+        meta = {"file": rel, "headings": headings, "start_line": start_line, "end_line": end_line,
+                "split": bool(split)}
+        if note:
+            meta["note"] = note
+        why = []
+        if legs is not None:
+            meta["legs"] = legs
+            if legs["matched"]:
+                why.append(f"keyword {legs['bm25_norm']:.2f} (matched {', '.join(legs['matched'])})")
+            if legs["cosine"] is not None:
+                why.append(f"cosine {legs['cosine']:.2f} (leg {legs['vector']:.2f})")
+        return DomainHit(domain=self.name, path=path, address=address, text=text, activation=activation,
+                         title=headings[-1] if headings else Path(rel).name, why="; ".join(why), meta=meta)
+
+    def section(self, address: str) -> DomainHit | None:
+        """One section by its content path (fetch-on-confirmation), verbatim; None if absent or blocked."""
+        row = self.conn.execute(
+            f"SELECT {_HIT_COLUMNS} FROM sections s JOIN files f ON f.path = s.path WHERE s.address = ?", (address,)
+        ).fetchone()
+        if row is None or self.gate.blocks(row[0], row[-1]):
+            return None
+        return self._hit(row, 1.0)
+
+
+def _walk(root: Path, skipped: list[dict]):
+    """(absolute path, path relative to ``root``) of every markdown file, in name order; hidden and
+    vendored folders are not entered, symlinked folders are not followed (no loops)."""
+    def failed(exc: OSError) -> None:
+        skipped.append({"path": exc.filename or str(root), "reason": f"unreadable folder: {exc.strerror or exc}"})
+
+    base = os.path.abspath(root)
+    for folder, dirs, files in os.walk(base, onerror=failed):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+        for name in sorted(files):
+            if name.lower().endswith(MARKDOWN_SUFFIXES) and not name.startswith("."):
+                path = os.path.join(folder, name)
+                yield path, os.path.relpath(path, base).replace(os.sep, "/")
