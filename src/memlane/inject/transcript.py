@@ -25,6 +25,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..domains.turns import extract_turn
+
 log = logging.getLogger("memlane.inject")
 
 FIRST_READ = 256_000  # the answer is near the end of the transcript ...
@@ -188,20 +190,7 @@ def _take_usage(entry: dict, view: TranscriptView) -> None:
 
 
 def _user_text(entry: dict) -> str:
-    """The words a person typed: string content, or text blocks (tool results are not turns)."""
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-            return ""
-        text = " ".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    else:
-        return ""
-    text = text.strip()
-    if text.startswith("<") and ("command-name>" in text[:200] or "system-reminder>" in text[:200]):
-        return ""  # slash-command echoes and injected reminders are not the user's words
-    return text
+    """The words a person typed (the transcript domain's rule for what is a turn: no tool
+    results, slash-command echoes or injected reminders)."""
+    piece = extract_turn(entry)
+    return piece.text if piece is not None and piece.role == "user" else ""
