@@ -32,6 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the daemon runs (adapters/daemon.tune_threads)
 sys.path.insert(0, str(REPO / "bench"))
 OUT = REPO / "bench" / "out"
 

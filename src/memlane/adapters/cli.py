@@ -88,8 +88,30 @@ def cmd_index(args) -> int:
         text += f"\n{report['excluded']} file(s) left out by privacy.exclude"
     if report["healed"]:
         text += "\nthe index was corrupt: it was moved aside and rebuilt"
-    _emit(args, {**report, "index": memory.index_path}, text)
+    domains = _index_domains(args, memory)
+    for name, done in domains.items():
+        counts = ", ".join(f"{k} {v}" for k, v in done.items() if isinstance(v, (int, float)) and k != "excluded")
+        text += f"\n{name}: {done['error'] if 'error' in done else counts}"
+        text += "".join(f"\n  skipped {s['path']}: {s['reason']}" for s in done.get("skipped", [])
+                        if "privacy" not in s.get("reason", ""))
+    _emit(args, {**report, "index": memory.index_path, "domains": domains}, text)
     return 0
+
+
+def _index_domains(args, memory: Memory) -> dict:
+    """``memlane index`` also brings the other domains up to date: the mounted ones (--docs,
+    --transcripts, --code) or the configured ones."""
+    if not (args.docs or args.transcripts or args.code or memory.config.domains.docs
+            or memory.config.domains.transcripts or memory.config.domains.code):
+        return {}
+    from ..domains.fabric import build_fabric
+
+    fabric = build_fabric(memory, docs=args.docs, transcripts=args.transcripts, code=args.code,
+                          domains=["knowledge", "transcripts", "code"], embed_docs=not args.no_embed)
+    try:
+        return fabric.refresh()
+    finally:
+        fabric.close()
 
 
 def _format_results(results: list[dict], depth: Depth, explain: bool) -> str:
