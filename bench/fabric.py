@@ -98,7 +98,7 @@ def isolation(args) -> dict:
                           transcripts=[str(work / "transcripts")] if have_locomo else None)
     memory.refresh()
     fabric.refresh()
-    rows, pushed_out, own_first = [], 0, 0
+    rows, pushed_out, own_first, overrun = [], 0, 0, 0
     for prompt, domain in MIXED:
         if domain not in fabric.domains:
             continue
@@ -113,6 +113,8 @@ def isolation(args) -> dict:
         crowded = (sum(h["domain"] == domain for h in mixed_wide) <= 1
                    and len(buckets.get(domain, {}).get("results", [])) >= 2)
         pushed_out += crowded
+        overrun += max((n for d, n in ((d, sum(h["domain"] == d for h in mixed_wide)) for d in fabric.domains)
+                        if d != domain), default=0) >= 7
         own_first += out["buckets"][0]["domain"] == domain
         rows.append({"prompt": prompt, "domain": domain,
                      "buckets": {name: [h["address"] for h in b["results"][:2]] for name, b in buckets.items()},
@@ -132,9 +134,9 @@ def isolation(args) -> dict:
               + ("  <- its own domain drowned" if r["crowded_out_of_a_mixed_top12"] else ""))
     print(f"\nthe prompt's own domain answered in its bucket: {answered}/{len(rows)}; its bucket came first: "
           f"{own_first}/{len(rows)}; a single mixed top 12 would have drowned it (at most 1 of 12 places): "
-          f"{pushed_out}/{len(rows)}")
+          f"{pushed_out}/{len(rows)}; another domain would take 7 or more of its 12 places: {overrun}/{len(rows)}")
     return {"prompts": len(rows), "own_domain_answered": answered, "own_bucket_first": own_first,
-            "crowded_out_in_a_mixed_ranking": pushed_out, "rows": rows}
+            "crowded_out_in_a_mixed_ranking": pushed_out, "another_domain_takes_7_of_12": overrun, "rows": rows}
 
 
 def synthetic_docs(folder: Path, count: int, seed: int) -> None:

@@ -545,6 +545,8 @@ class Memory:
                          "status": "ready" if embedder else (self.embedder_notice or "off")},
             "retrieve": {"fusion": self.config.retrieve.fusion, "min_score": self.config.retrieve.min_score,
                          "long_notes": self.config.embed.long_notes},
+            "domains": {"docs": self.config.domains.docs, "transcripts": self.config.domains.transcripts,
+                        "code": self.config.domains.code, "privacy_exclude": self.config.privacy.exclude},
         }
 
     def close(self) -> None:

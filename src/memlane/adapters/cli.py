@@ -528,6 +528,11 @@ def cmd_doctor(args) -> int:
     lines.append(f"embedder: {e['name'] or '-'} ({e['status']})")
     lines.append(f"retrieve: fusion {data['retrieve']['fusion']}, min_score {data['retrieve']['min_score']}, "
                  f"long notes {data['retrieve']['long_notes']}")
+    d = data["domains"]
+    lines.append("other domains: " + ("; ".join(f"{name} {', '.join(d[name])}" for name in ("docs", "transcripts", "code")
+                                               if d[name]) or "none configured ([domains] docs, transcripts, code)"))
+    if d["privacy_exclude"]:
+        lines.append(f"privacy.exclude: {', '.join(d['privacy_exclude'])}")
     data["agents"] = _agent_status(args)
     for agent, where in data["agents"]["hooks"].items():
         lines.append(f"hooks for {agent}: " + (", ".join(f"{scope} ({path})" for scope, path in where.items())
