@@ -19,11 +19,16 @@ A domain
 
 from __future__ import annotations
 
+import logging
+import sqlite3
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from ..privacy import PrivacyGate
+
+log = logging.getLogger("memlane.domains")
 
 
 @dataclass
@@ -67,4 +72,36 @@ def index_file(cache: Path, domain: str, roots: list[Path], extra: str = "") -> 
     return folder / f"{domain}-{key}.sqlite"
 
 
-__all__ = ["Domain", "DomainHit", "PrivacyGate", "index_file"]
+def open_index(index_path: str, setup: Callable[[sqlite3.Connection], None], *, autocommit: bool = True
+               ) -> sqlite3.Connection:
+    """A domain's SQLite file, opened (WAL, a 5 s busy timeout) and set up by ``setup`` (its
+    schema). The index is derived from the sources, so a corrupt file is set aside (kept for
+    inspection, with its -wal and -shm) and rebuilt rather than failing every recall."""
+    from ..index.db import is_corruption
+
+    def connect() -> sqlite3.Connection:
+        if index_path != ":memory:":
+            Path(index_path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(index_path, timeout=5, check_same_thread=False,
+                               **({"isolation_level": None} if autocommit else {}))
+        conn.execute("PRAGMA busy_timeout = 5000")
+        if index_path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        setup(conn)
+        return conn
+
+    try:
+        return connect()
+    except sqlite3.DatabaseError as exc:
+        if index_path == ":memory:" or not is_corruption(exc):
+            raise
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        log.warning("index %s is corrupt (%s): set aside and rebuilt from the sources", index_path, exc)
+        for suffix in ("", "-wal", "-shm"):
+            if Path(index_path + suffix).exists():
+                Path(index_path + suffix).replace(f"{index_path}.corrupt-{stamp}{suffix}")
+        return connect()
+
+
+__all__ = ["Domain", "DomainHit", "PrivacyGate", "index_file", "open_index"]

@@ -30,11 +30,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..index.db import is_corruption
 from ..index.text import fts_match_expression, fts_text, query_terms
 from ..privacy import PrivacyGate, excluded_by
 from ..retrieve.fusion import Legs, calibrate_cosine, fuse_hybrid, min_max
-from .base import DomainHit, index_file
+from .base import DomainHit, index_file, open_index
 from .markdown import SECTION_CHARS, Section, split_sections
 
 __all__ = ["KnowledgeDomain", "KnowledgeSettings", "Section", "split_sections", "MARKDOWN_SUFFIXES"]
@@ -93,6 +92,21 @@ def _embed_text(headings: list[str], rel: str, text: str) -> str:
     return f"{label}\n\n{body.strip()}"[:EMBED_CHARS]
 
 
+def _create(conn: sqlite3.Connection) -> None:
+    """The schema, by ordered steps (``PRAGMA user_version`` says how many ran)."""
+    conn.execute("PRAGMA foreign_keys = ON")
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version < len(_SCHEMA):
+        conn.execute("BEGIN IMMEDIATE")
+        for number, script in enumerate(_SCHEMA[version:], start=version + 1):
+            for statement in script.split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute("COMMIT")
+    conn.execute("SELECT count(*) FROM sections").fetchone()
+
+
 class KnowledgeDomain:
     """Markdown folders as a library of verbatim ``##`` sections (see the module docstring)."""
 
@@ -130,37 +144,8 @@ class KnowledgeDomain:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            try:
-                self._conn = self._connect()
-            except sqlite3.DatabaseError as exc:
-                if not is_corruption(exc) or self.index_path == ":memory:":
-                    raise
-                stamp = time.strftime("%Y%m%d-%H%M%S")
-                for suffix in ("", "-wal", "-shm"):  # derived data: kept aside for inspection, rebuilt
-                    if os.path.exists(self.index_path + suffix):
-                        os.replace(self.index_path + suffix, f"{self.index_path}.corrupt-{stamp}{suffix}")
-                self._conn = self._connect()
+            self._conn = open_index(self.index_path, _create)
         return self._conn
-
-    def _connect(self) -> sqlite3.Connection:
-        if self.index_path != ":memory:":
-            Path(self.index_path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.index_path, timeout=5, isolation_level=None, check_same_thread=False)
-        if self.index_path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version < len(_SCHEMA):
-            conn.execute("BEGIN IMMEDIATE")
-            for number, script in enumerate(_SCHEMA[version:], start=version + 1):
-                for statement in script.split(";\n"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {number}")
-            conn.execute("COMMIT")
-        conn.execute("SELECT count(*) FROM sections").fetchone()
-        return conn
 
     def close(self) -> None:
         if self._conn is not None:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..index.text import fts_match_expression, fts_text, query_terms
 from ..privacy import PrivacyGate
-from .base import DomainHit, index_file
+from .base import DomainHit, index_file, open_index
 from .turns import Piece, extract_turn
 
 __all__ = ["TranscriptDomain", "extract_turn", "filter_sql"]
@@ -149,6 +149,17 @@ def transcript_files(root: Path) -> list[Path]:
 
 
 # -- the domain ---------------------------------------------------------------------------------
+def _create(conn: sqlite3.Connection) -> None:
+    version = None
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+        version = (conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() or [None])[0]
+    if version != SCHEMA_VERSION:  # the index is derived: a new layout is a rebuild
+        for table in ("files", "turns", "turns_fts", "vectors", "meta"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.executescript(_SCHEMA)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+
+
 class TranscriptDomain:
     """Claude Code transcripts, indexed by turn, recalled with a window of their session."""
 
@@ -171,31 +182,8 @@ class TranscriptDomain:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            try:
-                self._conn = self._open()
-            except sqlite3.DatabaseError:  # a corrupt index: it is derived, start again
-                if self.index_path == ":memory:":
-                    raise
-                Path(self.index_path).replace(self.index_path + f".corrupt-{time.time_ns()}")
-                self._conn = self._open()
+            self._conn = open_index(self.index_path, _create)
         return self._conn
-
-    def _open(self) -> sqlite3.Connection:
-        if self.index_path != ":memory:":
-            Path(self.index_path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.index_path, timeout=5, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout = 5000")
-        if self.index_path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-        version = None
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
-            version = (conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() or [None])[0]
-        if version != SCHEMA_VERSION:  # the index is derived: a new layout is a rebuild
-            for table in ("files", "turns", "turns_fts", "vectors", "meta"):
-                conn.execute(f"DROP TABLE IF EXISTS {table}")
-        conn.executescript(_SCHEMA)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        return conn
 
     def close(self) -> None:
         if self._conn is not None:

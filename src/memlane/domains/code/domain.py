@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...index.text import fts_match_expression
 from ...privacy import PrivacyGate
-from ..base import DomainHit, index_file
+from ..base import DomainHit, index_file, open_index
 from .ctags import find_ctags, parse_ctags, run_ctags
 from .listing import decode_source, language_of, list_files
 from .python import parse_python, python_module_name
@@ -64,6 +64,19 @@ CREATE VIRTUAL TABLE IF NOT EXISTS symbols_fts USING fts5(
 
 # ---------------------------------------------------------------- the domain
 
+def _create(conn: sqlite3.Connection) -> None:
+    row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'meta'").fetchone()
+    version = row and conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    if version and version[0] != SCHEMA_VERSION:  # derived data: drop and rebuild
+        for table in ("symbols_fts", "calls", "symbols", "files", "meta"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.executescript(SCHEMA)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+    conn.commit()
+    conn.create_function("path_glob", 3, lambda pattern, rel, path: int(
+        fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(path, pattern)), deterministic=True)
+
+
 class CodeDomain:
     """Symbols of working trees, recalled with their exact source and one hop of callers."""
 
@@ -87,34 +100,7 @@ class CodeDomain:
     # -- the index file
 
     def _open(self) -> sqlite3.Connection:
-        try:
-            return self._connect()
-        except sqlite3.DatabaseError as exc:
-            from ...index.db import is_corruption
-
-            if self.index_path == ":memory:" or not is_corruption(exc):
-                raise
-            log.warning("code index %s is corrupt (%s): rebuilding", self.index_path, exc)
-            for suffix in ("", "-wal", "-shm"):
-                Path(self.index_path + suffix).unlink(missing_ok=True)
-            return self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.index_path, timeout=5.0)
-        conn.execute("PRAGMA busy_timeout = 5000")
-        if self.index_path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-        row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'meta'").fetchone()
-        version = row and conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if version and version[0] != SCHEMA_VERSION:  # derived data: drop and rebuild
-            for table in ("symbols_fts", "calls", "symbols", "files", "meta"):
-                conn.execute(f"DROP TABLE IF EXISTS {table}")
-        conn.executescript(SCHEMA)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        conn.commit()
-        conn.create_function("path_glob", 3, lambda pattern, rel, path: int(
-            fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(path, pattern)), deterministic=True)
-        return conn
+        return open_index(self.index_path, _create, autocommit=False)
 
     def close(self) -> None:
         self.conn.close()
