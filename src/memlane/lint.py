@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import sys
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -523,22 +522,3 @@ def _shown(path: str, cwd: Path) -> str:
         return str(Path(path).relative_to(cwd))
     except ValueError:
         return path
-
-
-def run_cli(args, memory) -> int:
-    """``memlane lint``: print the report (text or ``--json``); exit 1 at ``--fail-on`` or worse."""
-    import json
-
-    try:
-        report = lint(memory, checks=getattr(args, "check", None))
-    except ValueError as exc:
-        sys.stderr.write(f"memlane: error: {exc}\n")
-        return 2
-    if memory.embedder_notice:
-        sys.stderr.write(f"memlane: {memory.embedder_notice}\n")
-    if args.json:
-        json.dump(report.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(format_text(report) + "\n")
-    return exit_code(report, getattr(args, "fail_on", "error"))

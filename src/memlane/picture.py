@@ -17,9 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import sys
 import time
-from pathlib import Path
 
 from .guards import redact
 from .lifecycle.usage import state_of
@@ -274,35 +272,3 @@ def to_html(data: dict) -> str:
     from .picture_assets import page
 
     return page(script_json(data), title=f"memlane — {data['counts']['notes']} notes", colours=TYPE_COLOURS)
-
-
-# -- the command -------------------------------------------------------------------------------
-def run_cli(args, memory) -> int:
-    """``memlane graph``: ``--html OUT`` writes the page, ``--dot`` / ``--mermaid`` print the
-    graph; ``--json`` prints the data instead (with the DOT or Mermaid text, or the page's
-    path, alongside)."""
-    data = graph_data(memory, recent=args.recent)
-    if args.html:
-        _write_page(Path(args.html).expanduser(), to_html(data))
-    if args.json:
-        extra = ({"html": str(Path(args.html).expanduser().resolve())} if args.html
-                 else {"dot": to_dot(data)} if args.dot else {"mermaid": to_mermaid(data)})
-        json.dump(data | extra, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-    elif args.html:
-        sys.stdout.write(f"wrote {args.html}: {len(data['nodes'])} notes, {len(data['edges'])} links, "
-                         f"{len(data['constellations'])} constellations, {len(data['recent'])} recent recalls\n")
-    else:
-        sys.stdout.write(to_dot(data) if args.dot else to_mermaid(data))
-    return 0
-
-
-def _write_page(out: Path, html: str) -> None:
-    from .adapters.cli import CliError
-
-    if out.is_dir():
-        raise CliError(f"--html {out}: is a folder; give a file name such as {out / 'memory.html'}")
-    try:
-        out.write_text(html, encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"--html {out}: cannot write it ({exc.strerror or exc})") from None

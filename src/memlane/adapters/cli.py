@@ -636,15 +636,52 @@ def cmd_set_state(args) -> int:
     return 0
 
 
-def _plugged(module: str, args) -> int:
-    """A command whose body lives in its own module: ``module.run_cli(args, memory) -> int``."""
-    import importlib
-
+def _memory_with_notes(args) -> Memory:
     memory = _memory(args)
     if not memory.specs:
         raise CliError("no memory folders: pass --store DIR, mount folders in the config, or run inside a git "
                        "repository that Claude Code keeps memory for")
-    return importlib.import_module(module).run_cli(args, memory)
+    return memory
+
+
+def cmd_lint(args) -> int:
+    """``memlane lint``: the report (text or ``--json``); exit 1 at ``--fail-on`` or worse."""
+    from ..lint import exit_code, format_text, lint
+
+    memory = _memory_with_notes(args)
+    try:
+        report = lint(memory, checks=args.check)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    _notice(memory)
+    _emit(args, report.to_dict(), format_text(report))
+    return exit_code(report, args.fail_on)
+
+
+def cmd_graph(args) -> int:
+    """``memlane graph``: ``--html OUT`` writes the page, ``--dot`` / ``--mermaid`` print the
+    graph; ``--json`` prints the data instead (with the DOT or Mermaid text, or the page's path)."""
+    from ..picture import graph_data, to_dot, to_html, to_mermaid
+
+    data = graph_data(_memory_with_notes(args), recent=args.recent)
+    if args.html:
+        out = Path(args.html).expanduser()
+        if out.is_dir():
+            raise CliError(f"--html {out}: is a folder; give a file name such as {out / 'memory.html'}")
+        try:
+            out.write_text(to_html(data), encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"--html {out}: cannot write it ({exc.strerror or exc})") from None
+    if args.json:
+        extra = ({"html": str(Path(args.html).expanduser().resolve())} if args.html
+                 else {"dot": to_dot(data)} if args.dot else {"mermaid": to_mermaid(data)})
+        _emit(args, data | extra, "")
+    elif args.html:
+        sys.stdout.write(f"wrote {args.html}: {len(data['nodes'])} notes, {len(data['edges'])} links, "
+                         f"{len(data['constellations'])} constellations, {len(data['recent'])} recent recalls\n")
+    else:
+        sys.stdout.write(to_dot(data) if args.dot else to_mermaid(data))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -739,7 +776,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on", choices=["error", "warning", "never"], default="error",
                    help="exit 1 when a finding at this level (or worse) exists (default: error)")
     p.add_argument("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
-    p.set_defaults(func=lambda args: _plugged("memlane.lint", args))
+    p.set_defaults(func=cmd_lint)
 
     p = sub.add_parser("graph", parents=[common], help="a picture of memory: notes, links, constellations, "
                        "hubs and the last recalls (X5)")
@@ -748,7 +785,7 @@ def build_parser() -> argparse.ArgumentParser:
     form.add_argument("--dot", action="store_true", help="print the graph in Graphviz DOT")
     form.add_argument("--mermaid", action="store_true", help="print the graph as a Mermaid flowchart")
     p.add_argument("--recent", type=int, default=20, metavar="N", help="highlight the last N recalled notes")
-    p.set_defaults(func=lambda args: _plugged("memlane.picture", args))
+    p.set_defaults(func=cmd_graph)
 
     p = sub.add_parser("status", parents=[common], help="lifecycle: active / dormant / archived notes, most used")
     p.set_defaults(func=cmd_status)
