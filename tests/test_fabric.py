@@ -24,6 +24,7 @@ from memlane.domains.fabric import Fabric, build_fabric
 from memlane.privacy import PrivacyGate
 
 TOKEN = "zebraomega"  # one word, so every tokenizer keeps it whole
+TOKEN_GHP = "ghp_" + "k3Y" * 12  # a GitHub token pasted into a document
 QUERY = f"where is the {TOKEN} rotation procedure"
 
 
@@ -157,7 +158,7 @@ class _Leaky:
 
     def recall(self, query, k, *, filters=None):
         return [DomainHit("knowledge", "/docs/secret-plan.md", "secret-plan.md#Plan", "the plan", 0.9),
-                DomainHit("knowledge", "/docs/plan.md", "plan.md#Plan", "the public plan", 0.5)]
+                DomainHit("knowledge", "/docs/plan.md", "plan.md#Plan", "the public plan; token " + TOKEN_GHP, 0.5)]
 
     def close(self):
         pass
@@ -198,6 +199,8 @@ def test_the_aggregator_gates_every_hit_shares_the_ceiling_and_survives_a_failin
     assert out["quota"] == 2
     buckets = {b["domain"]: b for b in out["buckets"]}
     assert [r["path"] for r in buckets["knowledge"]["results"]] == ["/docs/plan.md"]
+    hit = buckets["knowledge"]["results"][0]
+    assert TOKEN_GHP not in hit["text"] and "[redacted secret]" in hit["text"] and hit["meta"]["redacted"]
     assert len(buckets["code"]["results"]) == 2  # dense, but held to its quota
     assert "disk gone" in buckets["transcripts"]["error"] and buckets["transcripts"]["results"] == []
     assert [b["domain"] for b in out["buckets"]] == ["code", "knowledge", "transcripts"]  # by own activation

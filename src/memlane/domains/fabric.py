@@ -9,7 +9,7 @@ hit's own activation, which only says which domain is most sure of itself.
 
 Read-only: recall_all writes nothing but the notes' hit-log (a use is a use). One privacy gate
 for all: each domain never reads an excluded file, and every hit's path is checked again here
-before it leaves, so a domain that slipped cannot leak. A domain that fails is reported in its
+before it leaves, so a domain that slipped cannot leak; secrets in any hit's text are redacted. A domain that fails is reported in its
 bucket; the others still answer.
 """
 
@@ -71,6 +71,11 @@ class Fabric:
         return {"query": query, "quota": quota, "buckets": buckets}
 
     def _gated(self, hits: list[DomainHit]) -> list[DomainHit]:
+        """The hits the gate lets out, with secrets redacted (G3: a pasted token in a transcript
+        or a key in a document is no more for the agent than one in a note; the slice is exact
+        otherwise, and says when it was not)."""
+        from ..guards import redact
+
         kept = []
         for hit in hits:
             pattern = self.gate.blocks(hit.path)
@@ -78,6 +83,9 @@ class Fabric:
                 log.warning("%s returned %s, which privacy.exclude (%s) keeps out: dropped", hit.domain, hit.path,
                             pattern)
                 continue
+            clean = redact(hit.text)
+            if clean != hit.text:
+                hit.text, hit.meta = clean, {**hit.meta, "redacted": True}
             kept.append(hit)
         return kept
 
