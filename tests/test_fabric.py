@@ -146,6 +146,17 @@ def test_mcp_recall_with_domains(world, monkeypatch):
     out = engine.recall(QUERY, depth="full", k=3, domains=["notes", "knowledge", "transcripts", "code"])
     assert {b["domain"] for b in out["buckets"] if b["results"]} == {"notes", "knowledge", "transcripts", "code"}
     assert not leaks(json.dumps(out))
+    # progressive depth across domains: ids first, then get() what was chosen, by the id it came with
+    ids = engine.recall(QUERY, depth="ids", k=1, domains=["knowledge", "transcripts", "code"])
+    chosen = [b["results"][0]["id"] for b in ids["buckets"]]
+    assert {c.split(":", 1)[0] for c in chosen} == {"knowledge", "transcripts", "code"}
+    assert all("text" not in b["results"][0] for b in ids["buckets"])
+    got = engine.get(chosen, depth="full")
+    assert [n["id"] for n in got["notes"]] == chosen and all(TOKEN in n["text"] for n in got["notes"])
+    # an excluded unit cannot be fetched by guessing its address either
+    secret = ["knowledge:secret-guide.md#Operations/zebraomega rotation procedure", "code:secret_rotation.caller:6",
+              "transcripts:session secret-session turn 2"]
+    assert engine.get(secret + chosen[:1])["unknown"] == secret
 
 
 class _Leaky:

@@ -32,6 +32,7 @@ log = logging.getLogger("memlane.mcp")
 MAX_TOKENS = 20_000  # under Claude Code's 25,000-token cap, with room for the envelope
 MAX_K = 50
 MAX_IDS = 20
+OTHER_DOMAINS = ("knowledge", "transcripts", "code")  # get() takes their units as "domain:address"
 FABRIC_REFRESH_S = 15.0  # the other domains are re-checked at most this often
 SCOPES = ("user", "project")
 _NAME = re.compile(r"^[^/\\\x00]{1,200}$")
@@ -134,6 +135,14 @@ class Engine:
         memory = self.memory
         notes, unknown = [], []
         for note_id in ids:
+            domain, _, address = str(note_id).partition(":")
+            if domain in OTHER_DOMAINS and address:  # "knowledge:guide.md#Install", "code:pkg.mod.f:12" …
+                hit = self.fabric().fetch(domain, address[:500])
+                if hit is None:
+                    unknown.append(note_id)
+                else:
+                    notes.append(_shape_hit(hit.as_dict(), depth) | {"id": note_id})
+                continue
             found = [n for n in memory.show(_safe_name(note_id), session="mcp") if not n["meta"].get("private")]
             if not found:
                 unknown.append(note_id)
@@ -268,7 +277,7 @@ def why(e: dict, *, detailed: bool = True) -> str:
 def _shape_hit(hit: dict, depth: Depth) -> dict:
     """Another domain's unit at ``depth``: ids carry the address and why; summary the title,
     the first line and the source path; full the exact text."""
-    out = {"address": hit["address"], "activation": hit["activation"], "why": hit.get("why", "")}
+    out = {"id": f"{hit['domain']}:{hit['address']}", "activation": hit["activation"], "why": hit.get("why", "")}
     if depth in (Depth.SUMMARY, Depth.FULL):
         first = next((line.strip() for line in hit["text"].splitlines() if line.strip()), "")
         out.update({"title": hit.get("title"), "summary": first[:160], "path": hit["path"]})
@@ -326,6 +335,7 @@ def _fit(answer: dict, full: list[dict] | None) -> dict:
                 items[i] = _shape(full[i], lighter)
             else:
                 items[i].pop("body", None)
+                items[i].pop("text", None)
     left_out = []
     while size() > MAX_TOKENS and items:
         left_out.append(items.pop()["id"])
@@ -378,7 +388,9 @@ def build_server(engine: Engine):
 
     @server.tool()
     def get(ids: list[str], depth: Literal["ids", "summary", "full"] = "full") -> str:
-        """Fetch notes by id (names from recall), at the depth you need: fetch on confirmation."""
+        """Fetch notes by id (names from recall), at the depth you need: fetch on confirmation. Units of the
+        other domains come by the id recall(domains=...) gave them: "knowledge:guide.md#Install",
+        "transcripts:session <id> turn <n>", "code:pkg.module.func:12"."""
         return _json(guarded(engine.get)(ids, depth))
 
     @server.tool()

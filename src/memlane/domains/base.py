@@ -11,6 +11,7 @@ A domain
 - is built from its roots (folders or files), the privacy gate and an optional embedder;
 - ``refresh()`` brings its index in line with the sources, incrementally, and reports what it
   did (skipped files with their reasons included: nothing is lost silently);
+- ``fetch(address)`` returns one unit by the address a recall gave it;
 - ``recall(query, k, filters)`` returns at most ``k`` hits, best first, each with the domain's
   own activation in [0, 1] (its normalised relevance; comparable only within the domain) and
   nothing below the domain's own threshold: an unrelated query returns nothing;
@@ -56,6 +57,10 @@ class Domain(Protocol):
 
     def recall(self, query: str, k: int, *, filters: dict | None = None) -> list[DomainHit]:
         """At most ``k`` hits above the domain's threshold, best first."""
+
+    def fetch(self, address: str) -> DomainHit | None:
+        """The unit at ``address`` (as ``recall`` returned it), whole; None if there is none or
+        the gate blocks it (fetch on confirmation, after a recall at ids depth)."""
 
     def close(self) -> None:
         """Release the index."""

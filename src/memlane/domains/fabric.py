@@ -70,6 +70,14 @@ class Fabric:
         buckets.sort(key=lambda b: -b["activation"])
         return {"query": query, "quota": quota, "buckets": buckets}
 
+    def fetch(self, domain: str, address: str) -> DomainHit | None:
+        """One unit by its domain and address, through the same gate and redaction as a recall."""
+        if domain not in self.domains:
+            return None
+        hit = self.domains[domain].fetch(address)
+        kept = self._gated([hit]) if hit is not None else []
+        return kept[0] if kept else None
+
     def _gated(self, hits: list[DomainHit]) -> list[DomainHit]:
         """The hits the gate lets out, with secrets redacted (G3: a pasted token in a transcript
         or a key in a document is no more for the agent than one in a note; the slice is exact

@@ -465,6 +465,10 @@ class KnowledgeDomain:
         return DomainHit(domain=self.name, path=path, address=address, text=text, activation=activation,
                          title=headings[-1] if headings else Path(rel).name, why="; ".join(why), meta=meta)
 
+    def fetch(self, address: str) -> DomainHit | None:
+        """The unit at ``address`` (as a recall returned it), or None (the contract's fetch)."""
+        return self.section(address)
+
     def section(self, address: str) -> DomainHit | None:
         """One section by its content path (fetch-on-confirmation), verbatim; None if absent or blocked."""
         row = self.conn.execute(

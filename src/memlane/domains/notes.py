@@ -38,5 +38,15 @@ class NotesDomain:
                                         "state": e.get("state"), "reached": r["reached"]}))
         return hits[:k]
 
+    def fetch(self, address: str) -> DomainHit | None:
+        """The note called ``address`` (never a private one), or None."""
+        found = [n for n in self.memory.show(address, session=self.layer) if not n["meta"].get("private")]
+        if not found:
+            return None
+        note = found[0]
+        text = "\n\n".join(part for part in (note["description"], note["body"]) if part)
+        return DomainHit("notes", note["path"], note["name"], text, 1.0, title=note["title"] or note["name"],
+                         why="fetched by name", meta={"type": note["type"], "scope": note["scope"]})
+
     def close(self) -> None:
         self.memory.close()

@@ -518,6 +518,21 @@ class TranscriptDomain:
                          text="\n".join(lines), activation=round(min(1.0, max(0.0, activation)), 4),
                          title=f"{row['role']}: {first_line[:80]}", why=why, meta=meta)
 
+    def fetch(self, address: str) -> DomainHit | None:
+        """The turn at ``address`` ("session <id> turn <n>") with its window, or None."""
+        parts = address.split()
+        if len(parts) != 4 or parts[0] != "session" or parts[2] != "turn" or not parts[3].isdigit():
+            return None
+        cols = ("id", "path", "session", "turn", "role", "time", "project", "cwd", "text", "chars")
+        found = self.conn.execute(f"SELECT {', '.join(cols)} FROM turns WHERE session = ? AND turn = ?",
+                                  (parts[1], int(parts[3]))).fetchone()
+        if found is None:
+            return None
+        row = dict(zip(cols, found))
+        if self.gate.blocks(row["path"]):
+            return None
+        return self._hit(row, 1.0, "fetched by address", max(1, row["turn"] - self.window), row["turn"] + self.window)
+
     # -- introspection ------------------------------------------------------------------------
     def stats(self) -> dict:
         conn = self.conn

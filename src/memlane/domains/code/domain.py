@@ -390,6 +390,15 @@ class CodeDomain:
         return DomainHit("code", str(path), f"{qualname}:{line}", text, round(min(1.0, activation), 4),
                          f"{kind} {name}", why, meta)
 
+    def fetch(self, address: str) -> DomainHit | None:
+        """The symbol at ``address`` ("qualified.name:line", as a recall returned it), or None."""
+        qualname, _, line = address.rpartition(":")
+        if not qualname or not line.isdigit():
+            qualname, line = address, ""
+        sql = "SELECT id FROM symbols WHERE qualname = ?" + (" AND line = ?" if line else "") + " ORDER BY id LIMIT 1"
+        row = self.conn.execute(sql, (qualname, int(line)) if line else (qualname,)).fetchone()
+        return self._hit(row[0], 1.0, {}) if row else None
+
     def callers(self, name: str, qualname: str, kind: str, language: str) -> tuple[list[dict], int]:
         """Up to ``max_callers`` call sites of ``name`` (one hop, by name) and how many there are."""
         if kind == "module":
