@@ -173,8 +173,8 @@ class Engine:
                         "direction": "links to" if direction == "out" else "linked from",
                         "activation": round(decay * weight / fan ** memory.config.associate.fan, 4)})
         out.sort(key=lambda n: -n["activation"])
-        constellation = [rows_name for rows_name in _constellation(memory, row["id"], private)]
-        return {"id": row["name"], "path": row["path"], "neighbours": out, "constellation": constellation,
+        return {"id": row["name"], "path": row["path"], "neighbours": out,
+                "constellation": _constellation(memory, row["id"], private),
                 "note": "activation: the share of this note's activation each neighbour receives in one hop "
                         "(decay x link weight / fan)"}
 
