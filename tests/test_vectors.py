@@ -197,3 +197,26 @@ def test_keyword_only_works_without_the_embed_extra(store, tmp_path):
     results = json.loads(out.stdout)["results"]
     assert results and results[0]["name"] == "project_postgres_upgrade"
     assert "keyword-only" in out.stderr and "pip install" in out.stderr
+
+
+def test_a_query_is_embedded_once_for_several_recalls():
+    from memlane.embed import load_embedder
+
+    embedder = load_embedder("fake")
+    calls = []
+    real = embedder.embed_batch
+
+    def counting(texts, *, is_query):
+        calls.append(list(texts))
+        return real(texts, is_query=is_query)
+
+    embedder.embed_batch = counting
+    first = embedder.embed_query("why is the CI cache stale?")
+    again = embedder.embed_query("why is the CI cache stale?")
+    assert again is first and len(calls) == 1 and not first.flags.writeable
+    embedder.embed_query("another prompt")
+    assert len(calls) == 2
+    for n in range(40):  # bounded: the oldest leave
+        embedder.embed_query(f"prompt {n}")
+    embedder.embed_query("why is the CI cache stale?")
+    assert len(calls) == 43

@@ -35,8 +35,20 @@ class Embedder:
         """Return an array of shape (len(texts), dim), float32, rows L2-normalised."""
         raise NotImplementedError
 
+    #: recent query vectors: one prompt is embedded once even when several recalls ask for it
+    #: (layer 3, then layer 4, then the knowledge domain, in one hook request)
+    QUERY_CACHE = 32
+
     def embed_query(self, text: str) -> "np.ndarray":
-        return self.embed_batch([text], is_query=True)[0]
+        cache = self.__dict__.setdefault("_query_cache", {})
+        vector = cache.pop(text, None)
+        if vector is None:
+            vector = self.embed_batch([text], is_query=True)[0]
+            vector.setflags(write=False)  # shared by every caller: nobody may change it
+        cache[text] = vector  # most recent last
+        while len(cache) > self.QUERY_CACHE:
+            cache.pop(next(iter(cache)))
+        return vector
 
     def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
         return self.embed_batch(list(texts), is_query=False)
