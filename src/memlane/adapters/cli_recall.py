@@ -68,13 +68,12 @@ def cmd_index(args) -> int:
 def _index_domains(args, memory: Memory) -> dict:
     """``memlane index`` also brings the other domains up to date: the mounted ones (--docs,
     --transcripts, --code) or the configured ones."""
-    if not (args.docs or args.transcripts or args.code or memory.config.domains.docs
-            or memory.config.domains.transcripts or memory.config.domains.code):
-        return {}
-    from ..domains.fabric import build_fabric
+    from ..domains.fabric import other_domains
 
-    fabric = build_fabric(memory, docs=args.docs, transcripts=args.transcripts, code=args.code,
-                          domains=["knowledge", "transcripts", "code"], embed_docs=not args.no_embed)
+    fabric = other_domains(memory, docs=args.docs, transcripts=args.transcripts, code=args.code, refresh=False,
+                           embed_docs=not args.no_embed)
+    if fabric is None:
+        return {}
     try:
         return fabric.refresh()
     finally:
@@ -218,6 +217,7 @@ def _format_buckets(out: dict) -> str:
 def _recall_hook_input(args) -> int:
     """``recall --prompt-json FILE``: the UserPromptSubmit hook's decision for that input, as a
     dry run, with the ranking's reasons — what would this prompt bring back, and why."""
+    from ..domains.fabric import other_domains
     from ..inject.layers import user_prompt
     from .hook import parse_payload
 
@@ -234,7 +234,7 @@ def _recall_hook_input(args) -> int:
     if not memory.specs:
         raise CliError("no memory folders to recall from for this input's project: pass --store DIR")
     _refresh_with_progress(memory)
-    fabric = _hook_fabric(args, memory)
+    fabric = other_domains(memory, docs=args.docs, transcripts=args.transcripts, code=args.code)
     try:
         injection = user_prompt(memory, payload, dry_run=True, fabric=fabric)
     finally:
@@ -262,21 +262,6 @@ def _recall_hook_input(args) -> int:
         lines += ["", "--- the injected text ---", injection.text]
     _emit(args, {"report": report, "ranking": ranking, "text": injection.text}, "\n".join(lines))
     return 0
-
-
-def _hook_fabric(args, memory: Memory):
-    """The domains a hook would draw on: the mounted ones (--docs, --transcripts, --code), else
-    the configured ones."""
-    from .hook import other_domains
-
-    if not (args.docs or args.transcripts or args.code):
-        return other_domains(memory)
-    from ..domains.fabric import build_fabric
-
-    fabric = build_fabric(memory, docs=args.docs, transcripts=args.transcripts, code=args.code,
-                          domains=["knowledge", "transcripts", "code"])
-    fabric.refresh()
-    return fabric
 
 
 def cmd_status(args) -> int:

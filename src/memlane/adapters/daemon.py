@@ -67,7 +67,7 @@ class Engine:
     def _open(self) -> None:
         from ..memory import Memory
 
-        from .hook import other_domains
+        from ..domains.fabric import other_domains
 
         if self.fabric is not None:
             self.fabric.close()

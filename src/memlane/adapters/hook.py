@@ -107,6 +107,8 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
                     cwd=cwd if cwd and os.path.isdir(cwd) else None) as memory:
             if not refresh and memory.has_notes():
                 memory.trust_index()
+            from ..domains.fabric import other_domains
+
             fabric = other_domains(memory, refresh=refresh) if event == "user-prompt-submit" else None
             try:
                 stdout.write(handle_event(memory, event, payload, explain=explain, agent=agent, fabric=fabric))
@@ -117,22 +119,6 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
     except Exception as exc:  # noqa: BLE001 - a hook must never block the agent
         log.warning("hook %s failed, nothing injected: %s: %s", event, type(exc).__name__, exc)
         return 0
-
-
-def other_domains(memory, *, refresh: bool = True):
-    """The configured domains beside the notes (``[domains]``: docs, transcripts, code), for
-    layer 3's best document section and layer 4; None when none is configured."""
-    d = memory.config.domains
-    if not (d.docs or d.transcripts or d.code):
-        return None
-    from ..domains.fabric import build_fabric
-
-    fabric = build_fabric(memory, domains=["knowledge", "transcripts", "code"])
-    if not fabric.domains:
-        return None
-    if refresh:
-        fabric.refresh()
-    return fabric
 
 
 def run_statusline(stdin=None, stdout=None) -> int:

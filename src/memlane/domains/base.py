@@ -77,6 +77,35 @@ def index_file(cache: Path, domain: str, roots: list[Path], extra: str = "") -> 
     return folder / f"{domain}-{key}.sqlite"
 
 
+def bm25_idf(conn: sqlite3.Connection, fts_table: str, total: int, term: str) -> float:
+    """BM25's IDF of ``term`` in ``fts_table`` (of ``total`` rows), in Lucene's non-negative form."""
+    import math
+
+    from ..index.text import fts_match_expression
+
+    df = conn.execute(f"SELECT count(*) FROM {fts_table} WHERE {fts_table} MATCH ?",
+                      (fts_match_expression([term]),)).fetchone()[0]
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def term_coverage(conn: sqlite3.Connection, fts_table: str, total: int, terms: list[str], ids
+                  ) -> tuple[dict[str, float], dict[int, list[str]]]:
+    """Each query term's IDF, and which of the rows ``ids`` contain which terms: what an
+    IDF-weighted coverage threshold is computed from (a query sharing one common word with a
+    row does not make it relevant)."""
+    from ..index.text import fts_match_expression
+
+    ids = list(ids)
+    marks = ",".join("?" * len(ids))
+    weights, matched = {}, {i: [] for i in ids}
+    for term in terms:
+        weights[term] = bm25_idf(conn, fts_table, total, term)
+        for (rid,) in conn.execute(f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? AND rowid IN ({marks})",
+                                   [fts_match_expression([term]), *ids]):
+            matched[rid].append(term)
+    return weights, matched
+
+
 def open_index(index_path: str, setup: Callable[[sqlite3.Connection], None], *, autocommit: bool = True
                ) -> sqlite3.Connection:
     """A domain's SQLite file, opened (WAL, a 5 s busy timeout) and set up by ``setup`` (its
@@ -109,4 +138,4 @@ def open_index(index_path: str, setup: Callable[[sqlite3.Connection], None], *, 
         return connect()
 
 
-__all__ = ["Domain", "DomainHit", "PrivacyGate", "index_file", "open_index"]
+__all__ = ["Domain", "DomainHit", "PrivacyGate", "bm25_idf", "index_file", "open_index", "term_coverage"]

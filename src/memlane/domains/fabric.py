@@ -140,6 +140,23 @@ def build_fabric(memory, *, docs: list[str] | None = None, transcripts: list[str
     return Fabric(opened, gate, config.domains.ceiling)
 
 
+def other_domains(memory, *, docs: list[str] | None = None, transcripts: list[str] | None = None,
+                  code: list[str] | None = None, refresh: bool = True, embed_docs: bool = True) -> Fabric | None:
+    """The domains beside the notes — the mounted ones, else the configured ones (``[domains]``)
+    — for the hook layers, ``memlane index`` and ``recall --prompt-json``; None when there are
+    none (and then nothing of the fabric is even opened)."""
+    d = memory.config.domains
+    if not (docs or transcripts or code or d.docs or d.transcripts or d.code):
+        return None
+    fabric = build_fabric(memory, docs=docs, transcripts=transcripts, code=code,
+                          domains=["knowledge", "transcripts", "code"], embed_docs=embed_docs)
+    if not fabric.domains:
+        return None
+    if refresh:
+        fabric.refresh()
+    return fabric
+
+
 def _roots(given: list[str], domain: str, memory) -> list[Path]:
     """Folders for ``domain``: as given (``~`` expanded), ``auto`` resolved for this repository."""
     from ..store.discovery import claude_config_dir, encode_project_path

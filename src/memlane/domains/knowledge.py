@@ -30,10 +30,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..index.schema import migrate
 from ..index.text import fts_match_expression, fts_text, query_terms
 from ..privacy import PrivacyGate, excluded_by
 from ..retrieve.fusion import Legs, calibrate_cosine, fuse_hybrid, min_max
-from .base import DomainHit, index_file, open_index
+from .base import DomainHit, index_file, open_index, term_coverage
 from .markdown import SECTION_CHARS, Section, split_sections
 
 __all__ = ["KnowledgeDomain", "KnowledgeSettings", "Section", "split_sections", "MARKDOWN_SUFFIXES"]
@@ -95,15 +96,7 @@ def _embed_text(headings: list[str], rel: str, text: str) -> str:
 def _create(conn: sqlite3.Connection) -> None:
     """The schema, by ordered steps (``PRAGMA user_version`` says how many ran)."""
     conn.execute("PRAGMA foreign_keys = ON")
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version < len(_SCHEMA):
-        conn.execute("BEGIN IMMEDIATE")
-        for number, script in enumerate(_SCHEMA[version:], start=version + 1):
-            for statement in script.split(";\n"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
+    migrate(conn, _SCHEMA)
     conn.execute("SELECT count(*) FROM sections").fetchone()
 
 
@@ -360,8 +353,6 @@ class KnowledgeDomain:
         terms it contains; candidates below ``min_coverage`` leave the keyword leg (R3). Min-max
         makes the best keyword match 1.0 however weak it is, so without this gate any query
         sharing one word with the library would recall its best match."""
-        import math
-
         w = self.settings.fts_weights
         rows = self.conn.execute(
             f"SELECT rowid, -bm25(sections_fts, {float(w['headings'])}, {float(w['file'])}, {float(w['body'])})"
@@ -372,15 +363,7 @@ class KnowledgeDomain:
         if not scores:
             return {}, {}
         total = self.conn.execute("SELECT count(*) FROM sections").fetchone()[0]
-        ids = ",".join(str(i) for i in scores)
-        weight, has = {}, {i: [] for i in scores}
-        for term in terms:
-            expr = fts_match_expression([term])
-            df = self.conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", (expr,)).fetchone()[0]
-            weight[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))
-            for (rid,) in self.conn.execute(f"SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? AND rowid IN ({ids})",
-                                            (expr,)):
-                has[rid].append(term)
+        weight, has = term_coverage(self.conn, "sections_fts", total, terms, scores)
         mass = sum(weight.values()) or 1.0
         coverage = {rid: (sum(weight[t] for t in found) / mass, found) for rid, found in has.items()}
         legs = {}

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import sqlite3
 import time
 from datetime import date, datetime, timedelta, timezone
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from ..index.text import fts_match_expression, fts_text, query_terms
 from ..privacy import PrivacyGate
-from .base import DomainHit, index_file, open_index
+from .base import DomainHit, index_file, open_index, term_coverage
 from .turns import Piece, extract_turn
 
 __all__ = ["TranscriptDomain", "extract_turn", "filter_sql"]
@@ -388,17 +387,7 @@ class TranscriptDomain:
         if not rows:
             return {}
         total = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
-        ids = [r[0] for r in rows]
-        marks = ",".join("?" * len(ids))
-        weights, matched = {}, {tid: [] for tid in ids}
-        for term in terms:
-            expr = fts_match_expression([term])
-            df = conn.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH ?", (expr,)).fetchone()[0]
-            weights[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))  # BM25's IDF (Lucene form)
-            if df:
-                sql = f"SELECT rowid FROM turns_fts WHERE turns_fts MATCH ? AND rowid IN ({marks})"
-                for (tid,) in conn.execute(sql, [expr, *ids]):
-                    matched[tid].append(term)
+        weights, matched = term_coverage(conn, "turns_fts", total, terms, [r[0] for r in rows])
         mass = sum(weights.values()) or 1.0
         best = max(r[1] for r in rows) or 1.0
         out = {}

@@ -105,14 +105,15 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Bring ``conn`` to the latest schema; safe when several processes race to do it."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] >= len(MIGRATIONS):
+def migrate(conn: sqlite3.Connection, migrations: tuple[str, ...] = MIGRATIONS) -> None:
+    """Bring ``conn`` to the latest of ``migrations`` (ordered scripts; ``PRAGMA user_version``
+    counts those that ran); safe when several processes race to do it."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= len(migrations):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under the lock
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        for number, script in enumerate(migrations[version:], start=version + 1):
             for statement in script.split(";\n"):
                 if statement.strip():
                     conn.execute(statement)

@@ -6,7 +6,6 @@ import fnmatch
 import hashlib
 import json
 import logging
-import math
 import os
 import sqlite3
 import stat
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from ...index.text import fts_match_expression
 from ...privacy import PrivacyGate
-from ..base import DomainHit, index_file, open_index
+from ..base import bm25_idf, DomainHit, index_file, open_index
 from .ctags import find_ctags, parse_ctags, run_ctags
 from .listing import decode_source, language_of, list_files
 from .python import parse_python, python_module_name
@@ -354,9 +353,7 @@ class CodeDomain:
         """Okapi BM25's IDF (made non-negative), cached until the next refresh."""
         if term not in self._idf_cache:
             n = self.conn.execute("SELECT count(*) FROM symbols").fetchone()[0]
-            df = self.conn.execute("SELECT count(*) FROM symbols_fts WHERE symbols_fts MATCH ?",
-                                   (fts_match_expression([term]),)).fetchone()[0]
-            self._idf_cache[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            self._idf_cache[term] = bm25_idf(self.conn, "symbols_fts", n, term)
         return self._idf_cache[term]
 
     def _hit(self, rowid: int, activation: float, fields: dict[str, str]) -> DomainHit | None:
