@@ -10,7 +10,7 @@ import pytest
 from memlane.domains.base import DomainHit
 from memlane.domains.knowledge import KnowledgeDomain, split_sections
 from memlane.embed import load_embedder
-from memlane.privacy import PrivacyGate
+from memlane.guards.privacy import PrivacyGate
 
 GUIDE = """\
 ---

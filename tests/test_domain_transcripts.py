@@ -16,7 +16,7 @@ import pytest
 
 from memlane.domains.base import DomainHit
 from memlane.domains.transcripts import MAX_TURN_CHARS, TranscriptDomain, extract_turn, filter_sql
-from memlane.privacy import PrivacyGate
+from memlane.guards.privacy import PrivacyGate
 
 SESSION_A = "3f2a9c4e-1b7d-4e21-9a0b-5c6d7e8f9a01"
 SESSION_B = "8c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"

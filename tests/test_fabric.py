@@ -21,7 +21,7 @@ from conftest import write_note
 from memlane import Memory
 from memlane.domains.base import DomainHit
 from memlane.domains.fabric import Fabric, build_fabric
-from memlane.privacy import PrivacyGate
+from memlane.guards.privacy import PrivacyGate
 
 TOKEN = "zebraomega"  # one word, so every tokenizer keeps it whole
 TOKEN_GHP = "ghp_" + "k3Y" * 12  # a GitHub token pasted into a document

@@ -13,7 +13,7 @@ import pytest
 from conftest import write_note
 from memlane import Memory
 from memlane.guards import REDACTED, injection_risk, redact
-from memlane.staleness import stale_paths
+from memlane.guards.staleness import stale_paths
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 

@@ -144,7 +144,7 @@ def test_a_bad_exclude_setting_is_a_clear_error(tmp_path):
 def test_exclude_pattern_forms(tmp_path):
     from pathlib import Path
 
-    from memlane.privacy import excluded_by
+    from memlane.guards.privacy import excluded_by
 
     root = Path("/m")
     assert excluded_by(["**/diary.md"], root / "diary.md", "diary.md") == "**/diary.md"

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from memlane import staleness
-from memlane.staleness import stale_marks
+from memlane.guards import staleness
+from memlane.guards.staleness import stale_marks
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

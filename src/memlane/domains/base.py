@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from ..privacy import PrivacyGate
+from ..guards.privacy import PrivacyGate
 
 log = logging.getLogger("memlane.domains")
 

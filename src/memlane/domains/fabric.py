@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..privacy import PrivacyGate
+from ..guards.privacy import PrivacyGate
 from .base import Domain, DomainHit
 
 log = logging.getLogger("memlane.fabric")

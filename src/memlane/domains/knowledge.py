@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..index.schema import migrate
 from ..index.text import fts_match_expression, fts_text, query_terms
-from ..privacy import PrivacyGate, excluded_by
+from ..guards.privacy import PrivacyGate, excluded_by
 from ..retrieve.fusion import Legs, calibrate_cosine, fuse_hybrid, min_max
 from .base import DomainHit, index_file, open_index, term_coverage
 from .markdown import SECTION_CHARS, Section, split_sections

@@ -28,7 +28,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from ..index.text import fts_match_expression, fts_text, query_terms
-from ..privacy import PrivacyGate
+from ..guards.privacy import PrivacyGate
 from .base import DomainHit, index_file, open_index, term_coverage
 from .turns import Piece, extract_turn
 

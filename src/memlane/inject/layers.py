@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ..config import Bracket, InjectConfig
 from ..guards import injection_risk
-from ..staleness import stale_marks
+from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..memory import Memory
 from .render import Item, planned_depth, render, summary_line

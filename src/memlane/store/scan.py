@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
-from ..privacy import excluded_by
+from ..guards.privacy import excluded_by
 from .note import Note, note_from_json, note_to_json, parse_note
 
 DEFAULT_MAX_BYTES = 1_000_000

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ...index.text import fts_match_expression
-from ...privacy import PrivacyGate
+from ...guards.privacy import PrivacyGate
 from ..base import bm25_idf, DomainHit, index_file, open_index
 from .ctags import find_ctags, parse_ctags, run_ctags
 from .listing import decode_source, language_of, list_files
