@@ -12,11 +12,8 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 
+from .errors import ConfigError
 from .index.chunking import ChunkStrategy
-
-
-class ConfigError(ValueError):
-    """A setting is unknown or has a bad value."""
 
 
 class Fusion(str, Enum):
@@ -40,6 +37,9 @@ def cache_home() -> Path:
     if os.environ.get("MEMLANE_CACHE_DIR"):
         return Path(os.environ["MEMLANE_CACHE_DIR"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memlane"
+
+
+REPO_FILE = ".memlane.toml"
 
 
 @dataclass
@@ -188,6 +188,8 @@ class Config:
     privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
     domains: DomainsConfig = field(default_factory=DomainsConfig)
     sources: list[str] = field(default_factory=list)  # files read, for doctor
+    repository_file: str | None = None  # the repository's own .memlane.toml, when there is one
+    refused: list[dict] = field(default_factory=list)  # what that file asked for and may not change
 
     def validate(self) -> "Config":
         r = self.retrieve
@@ -263,7 +265,7 @@ def _choice(key: str, value: str, enum: type[Enum]) -> None:
 def _apply(target, data: dict, prefix: str) -> None:
     known = {f.name: f for f in fields(target)}
     for key, value in data.items():
-        if key not in known or key == "sources":
+        if key not in known or key in ("sources", "refused", "repository_file"):
             raise ConfigError(f"unknown setting {prefix}{key}")
         current = getattr(target, key)
         if key == "mounts":
@@ -310,13 +312,17 @@ def config_files(repo_root: Path | None) -> list[Path]:
         return [Path(os.environ["MEMLANE_CONFIG"]).expanduser()]
     files = [config_home() / "config.toml"]
     if repo_root is not None:
-        files.append(repo_root / ".memlane.toml")
+        files.append(repo_root / REPO_FILE)
     return files
 
 
 def load_config(repo_root: Path | None = None, *, files: list[Path] | None = None) -> Config:
-    """Defaults, overridden by each existing config file in turn."""
+    """Defaults, overridden by each existing config file in turn. The repository's own file
+    (``.memlane.toml``) may only narrow what the user's files say (``guards/trust.py``): what
+    it may not change is left out and listed in ``config.refused``, never an error."""
     config = Config()
+    repo_file = (repo_root / REPO_FILE) if repo_root is not None and files is None \
+        and not os.environ.get("MEMLANE_CONFIG") else None
     for path in files if files is not None else config_files(repo_root):
         if not path.is_file():
             continue
@@ -325,13 +331,63 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+            if path == repo_file:
+                config.refused.append({"key": "(the whole file)", "reason": f"unreadable: {exc}"})
+                config.repository_file = str(path)
+                continue
             raise ConfigError(f"{path}: {exc}") from None
-        try:
-            _apply(config, data, "")
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
+        if path == repo_file:
+            config = _apply_repository(config, data, repo_root)
+            config.repository_file = str(path)
+        else:
+            try:
+                _apply(config, data, "")
+                _absolute_paths(config, path.parent)
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: {exc}") from None
         config.sources.append(str(path))
     return config.validate()
+
+
+def _apply_repository(config: Config, data: dict, repo_root: Path) -> Config:
+    """Apply what a repository's config may change, key by key: a key that does not validate is
+    refused like one the policy forbids, and the others still apply."""
+    import copy
+
+    from .guards.trust import screen_repository_config
+
+    kept, refused = screen_repository_config(data, config, repo_root)
+    config.refused.extend(r.as_dict() for r in refused)
+    for section, values in kept.items():
+        for key, value in values.items():
+            trial = copy.deepcopy(config)
+            try:
+                if key == "mounts":
+                    trial.stores.mounts = []  # the screened list replaces nothing of the user's: re-add both
+                    _apply(trial, {section: {key: value}}, "")
+                    trial.stores.mounts = config.stores.mounts + trial.stores.mounts
+                else:
+                    _apply(trial, {section: {key: value}}, "")
+                trial.validate()
+            except ConfigError as exc:
+                config.refused.append({"key": f"{section}.{key}", "reason": str(exc)})
+                continue
+            config = trial
+    return config
+
+
+def _absolute_paths(config: Config, base: Path) -> None:
+    """``~`` expanded and relative paths made absolute (against the file's folder) wherever a
+    user config file names a path."""
+    def absolute(value: str) -> str:
+        return value if not value or value == "auto" else str((base / Path(value).expanduser()).absolute())
+
+    config.index.path = absolute(config.index.path)
+    config.stores.user_store = absolute(config.stores.user_store)
+    for mount in config.stores.mounts:
+        mount.path = absolute(mount.path)
+    d = config.domains
+    d.docs, d.transcripts, d.code = ([absolute(v) for v in values] for values in (d.docs, d.transcripts, d.code))
 
 
 DEFAULT_CONFIG_TOML = """\

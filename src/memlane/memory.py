@@ -4,6 +4,7 @@ recalls, and returns plain data (dicts and lists) — it never prints."""
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import sqlite3
@@ -15,9 +16,11 @@ from typing import Callable, Iterable
 from .config import Config, ConfigError, Fusion, cache_home, load_config
 from .embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedder
 from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
-from .index.db import GRAPH_VERSION, is_corruption
+from .index.connection import is_corruption
+from .index.db import GRAPH_VERSION
 from .index.schema import MIGRATIONS
 from .guards import injection_risk, redact
+from .guards.privacy import OUTSIDE
 from .lifecycle import HitLog
 from .lifecycle.usage import Usage, state_of, unit_states
 from .recall import RecallOutcome, RecallPlan, run_recall
@@ -192,6 +195,7 @@ class Memory:
         if write_problem is None:  # skipped files are reported here, and again by `memlane index`
             self._save_parse_cache(cache)
             self._save_stamp(stamp_key, stamp)
+            self._save_stamp("skipped", json.dumps([[s.path, s.reason] for s in snap.skipped]))
         return {
             "notes": len(units), "added": report.added, "updated": report.updated, "removed": report.removed,
             "unchanged": report.unchanged, "embedded": embedded, "healed": report.healed or self.index.healed,
@@ -498,9 +502,17 @@ class Memory:
                  "path": r["path"], "description": redact(r["description"]), "body": redact(r["body"]),
                  "meta": r["meta"]} for r in found]
 
+    def skipped_files(self) -> list[tuple[str, str]]:
+        """(path, reason) of every file the last scan of the stores could not or would not read."""
+        try:
+            return [tuple(s) for s in json.loads(self.index.get_meta("skipped") or "[]")]
+        except (ValueError, TypeError, sqlite3.Error, OSError):
+            return [(s.path, s.reason) for s in self.skipped]
+
     def stats(self, *, refresh: bool = True) -> dict:
         if refresh:
             self.refresh(embed=False)
+        skipped = self.skipped_files()
         conn = self.index.conn
         by_type = dict(conn.execute("SELECT coalesce(type, '(none)'), count(*) FROM units GROUP BY 1").fetchall())
         by_scope = dict(conn.execute("SELECT scope, count(*) FROM units GROUP BY 1").fetchall())
@@ -511,7 +523,8 @@ class Memory:
         return {"index": self.index_path, "counts": self.index.counts(), "by_type": by_type,
                 "by_scope": by_scope, "embedded_units": embedded,
                 "stores": [{"path": str(s.path), "scope": s.scope, "source": s.label} for s in self.specs],
-                "skipped": len(self.skipped), "shadowed": len(self.shadowed), "excluded": len(self.excluded),
+                "skipped": len(skipped), "links_outside": sum(1 for _, why in skipped if why == OUTSIDE),
+                "shadowed": len(self.shadowed), "excluded": len(self.excluded),
                 "hubs": [{"name": names.get(u), "in_degree": d, "pagerank": round(r, 4)}
                          for u, d, r in self.index.hubs()],
                 "constellations": [[names.get(u) for u in group] for group in self.index.constellation_groups()

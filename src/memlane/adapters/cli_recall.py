@@ -318,7 +318,8 @@ def cmd_stats(args) -> int:
              f"units: {data['counts']['units']} ({', '.join(f'{k} {v}' for k, v in sorted(data['by_type'].items()))})",
              f"scopes: {', '.join(f'{k} {v}' for k, v in sorted(data['by_scope'].items())) or '-'}",
              f"embedded: {', '.join(f'{k} {v}' for k, v in data['embedded_units'].items()) or 'none'}",
-             f"skipped files: {data['skipped']}, shadowed by a narrower scope: {data['shadowed']}, "
+             f"skipped files: {data['skipped']} ({data['links_outside']} symlinks out of their folder), "
+             f"shadowed by a narrower scope: {data['shadowed']}, "
              f"excluded by privacy.exclude: {data['excluded']}",
              f"hit-log: {data['hit_log']['records']} recalled units in {data['hit_log']['path']}"
              if data["hit_log"] else "hit-log: off",

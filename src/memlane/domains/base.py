@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
@@ -110,32 +109,12 @@ def open_index(index_path: str, setup: Callable[[sqlite3.Connection], None], *, 
                ) -> sqlite3.Connection:
     """A domain's SQLite file, opened (WAL, a 5 s busy timeout) and set up by ``setup`` (its
     schema). The index is derived from the sources, so a corrupt file is set aside (kept for
-    inspection, with its -wal and -shm) and rebuilt rather than failing every recall."""
-    from ..index.db import is_corruption
+    inspection) and rebuilt rather than failing every recall; a file that is not memlane's is
+    refused, never touched (``index/connection.py``)."""
+    from ..index.connection import open_healing
 
-    def connect() -> sqlite3.Connection:
-        if index_path != ":memory:":
-            Path(index_path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(index_path, timeout=5, check_same_thread=False,
-                               **({"isolation_level": None} if autocommit else {}))
-        conn.execute("PRAGMA busy_timeout = 5000")
-        if index_path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        setup(conn)
-        return conn
-
-    try:
-        return connect()
-    except sqlite3.DatabaseError as exc:
-        if index_path == ":memory:" or not is_corruption(exc):
-            raise
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        log.warning("index %s is corrupt (%s): set aside and rebuilt from the sources", index_path, exc)
-        for suffix in ("", "-wal", "-shm"):
-            if Path(index_path + suffix).exists():
-                Path(index_path + suffix).replace(f"{index_path}.corrupt-{stamp}{suffix}")
-        return connect()
+    conn, _healed = open_healing(index_path, setup, autocommit=autocommit)
+    return conn
 
 
 __all__ = ["Domain", "DomainHit", "PrivacyGate", "bm25_idf", "index_file", "open_index", "term_coverage"]

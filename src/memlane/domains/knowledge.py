@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..index.schema import migrate
 from ..index.text import fts_match_expression, fts_text, query_terms
-from ..guards.privacy import PrivacyGate, excluded_by
+from ..guards.privacy import OUTSIDE, PrivacyGate, excluded_by
 from ..retrieve.fusion import Legs, calibrate_cosine, fuse_hybrid, min_max
 from .base import DomainHit, index_file, open_index, term_coverage
 from .markdown import SECTION_CHARS, Section, split_sections
@@ -171,6 +171,9 @@ class KnowledgeDomain:
                 skipped.append({"path": str(root), "reason": "not found"})
                 continue
             for path, rel, base in entries:
+                if self.gate.outside(path, base):
+                    skipped.append({"path": path, "reason": OUTSIDE})
+                    continue
                 if self.gate.blocks(path, base):
                     excluded += 1
                     continue

@@ -28,7 +28,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from ..index.text import fts_match_expression, fts_text, query_terms
-from ..guards.privacy import PrivacyGate
+from ..guards.privacy import OUTSIDE, PrivacyGate
 from .base import DomainHit, index_file, open_index, term_coverage
 from .turns import Piece, extract_turn
 
@@ -211,6 +211,9 @@ class TranscriptDomain:
                 report["skipped"].append({"path": str(root), "reason": reason})
             base = root if root.is_dir() else root.parent
             for path in files:
+                if self.gate.outside(path, base):
+                    report["skipped"].append({"path": str(path), "reason": OUTSIDE})
+                    continue
                 blocked = self.gate.blocks(path, base)
                 if blocked:  # counted, never named: an excluded file's name stays in its scope too (G3)
                     report["excluded"] += 1

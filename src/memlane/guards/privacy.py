@@ -13,8 +13,11 @@ absolute path and its name; ``*`` also crosses ``/``; ``**/x.md`` matches ``x.md
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+OUTSIDE = "a symlink to a file outside its folder: not read"
 
 
 def excluded_by(patterns: list[str] | tuple[str, ...], path: Path, rel: str) -> str | None:
@@ -29,6 +32,28 @@ def excluded_by(patterns: list[str] | tuple[str, ...], path: Path, rel: str) -> 
     return None
 
 
+def real_inside(path: str | Path, root: str | Path) -> Path | None:
+    """The real path of ``path`` (every symlink resolved) when it lies inside the real ``root``,
+    else None: only such files are read, in every domain."""
+    real = Path(os.path.realpath(path))
+    base = Path(os.path.realpath(root))
+    return real if real == base or real.is_relative_to(base) else None
+
+
+def excluded_with_target(patterns, path: Path, rel: str, root: Path | str | None) -> str | None:
+    """``excluded_by`` for a file and, when it is (or lies under) a symlink, for its target too:
+    a link inside a store to an excluded file is as excluded as the file."""
+    found = excluded_by(patterns, path, rel)
+    if found or root is None:
+        return found
+    real = Path(os.path.realpath(path))
+    if real == Path(path):
+        return None
+    base = Path(os.path.realpath(root))
+    real_rel = real.relative_to(base).as_posix() if real.is_relative_to(base) else real.name
+    return excluded_by(patterns, real, real_rel)
+
+
 @dataclass(frozen=True)
 class PrivacyGate:
     """The exclusion globs of one configuration, asked by every domain and the aggregator."""
@@ -36,7 +61,8 @@ class PrivacyGate:
     exclude: tuple[str, ...] = ()
 
     def blocks(self, path: str | Path, root: str | Path | None = None) -> str | None:
-        """The pattern that keeps ``path`` out (``root``: the folder it was found in), or None."""
+        """The pattern that keeps ``path`` out (``root``: the folder it was found in), or None;
+        the target of a symlink is checked as well as the link."""
         if not self.exclude:
             return None
         path = Path(path)
@@ -46,4 +72,9 @@ class PrivacyGate:
                 rel = path.relative_to(root).as_posix()
             except ValueError:
                 pass
-        return excluded_by(self.exclude, path, rel)
+        return excluded_with_target(self.exclude, path, rel, root if root is not None else path.parent)
+
+    @staticmethod
+    def outside(path: str | Path, root: str | Path) -> bool:
+        """Whether ``path`` resolves outside ``root`` (a symlink out of the folder): never read."""
+        return real_inside(path, root) is None

@@ -1,33 +1,310 @@
-"""Secrets in notes: API keys, tokens and private keys are redacted from anything memlane
-injects or prints — a note is plain text on disk, the agent's context is not."""
+"""Secrets in notes: API keys, tokens, passwords and private keys are redacted from anything
+memlane injects or prints — a note is plain text on disk, the agent's context is not.
+
+The rule families follow two maintained secret scanners: gitleaks' default config
+(``config/gitleaks.toml``: one rule per provider token format, plus ``generic-api-key``) and
+Yelp's detect-secrets plugins (AWS, private keys, Basic auth in URLs, JWTs, Slack, Stripe,
+Twilio, Mailchimp, SendGrid, npm, PyPI, Discord, Telegram, Azure storage, the keyword
+detector). The patterns here are written for memlane, not copied: where a format has a fixed
+prefix the rule is that exact format; the assignment rules (``DB_PASSWORD=…``, ``password: …``,
+``"api_key": "…"``) keep the name and redact only the value, and a value must pass a check
+(not a placeholder such as ``$VAR`` or ``<token>``, not a bare identifier, and — for names
+like ``token`` or ``key`` — random-looking) before it counts.
+
+Cost: patterns compile on first use, not at import (the hook path measures import time), and
+each rule runs only when one of its keywords occurs in the text, so a note without any secret
+costs a few lower-cased substring scans plus the handful of rules that have no keyword.
+"""
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
 
 REDACTED = "[redacted secret]"
 
-_SECRETS = [
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S),
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"),
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b"),  # a JWT
-]
-#: ``password: hunter2hunter2``, ``API_KEY="…"``: the value goes, the name stays
-_ASSIGNED = re.compile(
-    r"(?i)\b((?:api[_-]?key|secret|token|password|passwd|access[_-]?key|client[_-]?secret)[A-Za-z0-9_]*"
-    r"\s*[:=]\s*)([\"']?)([^\s\"'`]{8,})\2")
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret found in a text: its family, its span (``text[start:end]`` is the secret —
+    never stored here) and the 1-based line it starts on."""
+
+    family: str
+    start: int
+    end: int
+    line: int
+
+
+# --- the checks an assigned value must pass ---------------------------------------------
+_PLACEHOLDER = re.compile(
+    r"(?i)(?:[$<%]|\{\{|\[redacted|\*\*\*|xxx|\.\.\.|\u2026|your[_-]).*"
+    r"|none|null|nil|true|false|yes|no|on|off|~|-|\S*example\S*|")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_.]*(?:\(\))?")  # password=password, token=self.token
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_PATH_OR_URL = re.compile(r"(?:~|\.{1,2})?/|[a-z][a-z0-9+.-]*://", re.I)
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+.][\w.]*)?", re.I)
+_TYPE_NAME = re.compile(r"(?:str|string|bytes|int|bool|SecretStr|Secret|Optional|None)\b")
+
+
+def _placeholder(value: str) -> bool:
+    return bool(_PLACEHOLDER.fullmatch(value)) or REDACTED in value
+
+
+def _entropy(value: str) -> float:
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def _plausible(value: str, quoted: bool) -> bool:
+    """Random-looking enough to be a token or key: long, mixed classes, high entropy."""
+    if len(value) < 8 or _placeholder(value) or _PATH_OR_URL.match(value):
+        return False
+    if _DOTTED.fullmatch(value) or _VERSION.fullmatch(value) or " " in value:
+        return False
+    classes = sum(any(f(c) for c in value) for f in (str.islower, str.isupper, str.isdigit))
+    return classes >= 2 and _entropy(value) >= 3.0
+
+
+def _given(value: str, quoted: bool) -> bool:
+    """A password in a URL or a command line: anything but a placeholder."""
+    return not _placeholder(value)
+
+
+def _any(value: str, quoted: bool) -> bool:
+    """A value assigned to a password-like name: anything but a placeholder, and unquoted
+    neither a bare identifier (``password=password``) nor a path."""
+    if _placeholder(value.strip()):
+        return False
+    return quoted or not (_IDENTIFIER.fullmatch(value) or _PATH_OR_URL.match(value))
+
+
+def _env(value: str, quoted: bool) -> bool:
+    """``SOME_TOKEN=value``: anything but a placeholder, a path or a short number."""
+    return not (_placeholder(value) or _PATH_OR_URL.match(value) or (value.isdigit() and len(value) < 16))
+
+
+def _line(value: str, quoted: bool) -> bool:
+    """``password: a value with spaces`` (YAML): the whole value, unless a type annotation."""
+    return not (_placeholder(value) or _TYPE_NAME.match(value))
+
+
+def _header(value: str, quoted: bool) -> bool:
+    return len(value) >= 8 and not _placeholder(value) and value.lower() not in {"bearer", "basic", "token"}
+
+
+# --- the rules --------------------------------------------------------------------------
+# name pieces shared by the assignment rules; matched case-insensitively
+_PW_WORDS = r"(?:password|passwd|passphrase|secret|credentials?|[_.-]pwd)"
+_TOKEN_WORDS = r"(?:token|key|auth|[_.-]pass)"
+_SEP = r"(?:=(?!=)|:=|=>|:(?!:))[ \t]*"
+_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`,;&()\[\]{}<>]+)"
+_ENV_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;&|]+)"
+_HEX32 = r"[0-9a-f]{32}"
+
+#: (family, keywords, pattern, secret group, value check). A rule runs only on the lines that
+#: hold one of its keywords (lower case, or as written when it has a capital; each rule's match
+#: lies on one line); a rule without keywords runs on the whole text and must be cheap.
+#: Order matters when two rules find the same span: the earlier (more exact) family wins.
+_RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
+    ("private key", (),
+     r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+     r"|(?:\r?\n[ \t]*(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+:[^\n]*|(?=\r?\n[A-Za-z0-9+/=]{16,})))*)", 0, None),
+    ("AWS access key id", ("akia", "asia", "abia", "acca", "a3t"),
+     r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", 0, None),
+    ("AWS secret access key", ("secret",),
+     r"(?i)(?:aws_?)?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1, None),
+    ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b", 0, None),
+    ("GitHub token", ("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0, None),
+    ("GitLab token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glsoat-", "glcbt-",
+                   "gloas-", "glagent-", "glffct-", "glwt-", "gr1348941"),
+     r"\b(?:glpat|gldt|glrt|glptt|glft|glimt|glsoat|glcbt|gloas|glagent|glffct|glwt)-[A-Za-z0-9_-]{20,}"
+     r"|\bGR1348941[A-Za-z0-9_-]{20,}", 0, None),
+    ("Slack token", ("xox", "xapp-"),
+     r"\b(?:xox[a-z]|xapp)(?:\.xox[a-z])?-[A-Za-z0-9-]{10,}", 0, None),
+    ("Slack webhook", ("hooks.slack.com",),
+     r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{20,})", 1, None),
+    ("Stripe key", ("_live_", "_test_", "whsec_"),
+     r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,99}\b|\bwhsec_[A-Za-z0-9]{24,}\b", 0, None),
+    ("Anthropic API key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{20,}", 0, None),
+    ("OpenAI API key", ("sk-",),
+     r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{20,}\b", 0, None),
+    ("Google API key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", 0, None),
+    ("Google OAuth secret", ("gocspx-", "ya29."),
+     r"\bGOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])|\bya29\.[A-Za-z0-9_-]{20,}", 0, None),
+    ("Hugging Face token", ("hf_", "api_org_"), r"\b(?:hf_|api_org_)[A-Za-z0-9]{34,}\b", 0, None),
+    ("JWT", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, None),
+    ("npm token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b", 0, None),
+    ("npm token", ("_auth",), r"(?i):?_auth(?:token)?[ \t]*=[ \t]*[\"']?([^\s\"']+)", 1, _env),
+    ("Twilio key", ("SK", "AC"), rf"\bSK[0-9a-fA-F]{{32}}\b|\bAC{_HEX32}\b", 0, None),
+    ("Twilio key", ("twilio",),
+     rf"(?i)twilio[\w.-]*?(?:auth[_.-]?token|secret)[\"']?[ \t]*[:=][ \t]*[\"']?({_HEX32})\b", 1, None),
+    ("SendGrid API key", ("sg.",), r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", 0, None),
+    ("Mailgun key", ("key-",), r"\bkey-[0-9a-zA-Z]{32}\b", 0, None),
+    ("Mailgun key", ("mailgun",), rf"\b{_HEX32}-[0-9a-f]{{8}}-[0-9a-f]{{8}}\b", 0, None),
+    ("Mailchimp API key", ("-us",), rf"\b{_HEX32}-us\d{{1,2}}\b", 0, None),
+    ("Azure storage key", ("accountkey=", "sharedaccesskey=", "sig="),
+     r"(?i)(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}={0,2})|[?&]sig=([A-Za-z0-9%+/=]{30,})", 1, None),
+    ("Azure AD client secret", ("q~",), r"(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])", 0, None),
+    ("DigitalOcean token", ("_v1_",), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, None),
+    ("Heroku API key", ("hrku-",), r"\bHRKU-[A-Za-z0-9_-]{60}", 0, None),
+    ("Heroku API key", ("heroku",),
+     r"(?i)heroku[\w.-]{0,20}[\"']?[ \t]*[:=][ \t]*[\"']?"
+     r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b", 1, None),
+    ("Shopify token", ("shp",), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", 0, None),
+    ("PyPI token", ("pypi-",), r"\bpypi-AgE[A-Za-z0-9_-]{50,}", 0, None),
+    ("Docker registry auth", ("auth", "identitytoken"),
+     r"(?i)\"(?:auth|identitytoken|registrytoken)\"[ \t]*:[ \t]*\"([A-Za-z0-9+/=._-]{8,})\"", 1, None),
+    ("Docker registry auth", ("login",),
+     r"(?i)\b(?:docker|podman|buildah)\s+login\b[^\n]*?\s(?:-p|--password)[ \t=]+[\"']?([^\s\"']+)", 1, _given),
+    ("Discord token", ("webhooks",), r"discord(?:app)?\.com/api/webhooks/\d+/([A-Za-z0-9_-]{40,})", 1, None),
+    ("Discord token", ("discord", "bot"), r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b", 0, None),
+    ("Telegram bot token", (":A",), r"(?<![\w:])\d{8,10}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", 0, None),
+    ("Teams webhook", ("webhook.office.com",), r"\.webhook\.office\.com/webhookb2/(\S+)", 1, None),
+    ("Atlassian API token", ("atatt3",), r"\bATATT3[A-Za-z0-9_=-]{100,}", 0, None),
+    ("Databricks token", ("dapi",), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0, None),
+    ("Doppler token", ("dp.",), r"\bdp\.(?:pt|st|ct|sa|scim)\.[A-Za-z0-9]{40,}", 0, None),
+    ("Dynatrace token", ("dt0c01",), r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b", 0, None),
+    ("Grafana token", ("glc_", "glsa_"), r"\bglc_[A-Za-z0-9+/]{32,}={0,2}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b", 0, None),
+    ("HashiCorp token", ("hvs.", "hvb.", "atlasv1"),
+     r"\bhv[sb]\.[A-Za-z0-9_-]{24,}|\b[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", 0, None),
+    ("Linear API key", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}\b", 0, None),
+    ("New Relic key", ("nrak-",), r"\bNRAK-[A-Z0-9]{27}\b", 0, None),
+    ("Postman API key", ("pmak-",), r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", 0, None),
+    ("Pulumi token", ("pul-",), r"\bpul-[a-f0-9]{40}\b", 0, None),
+    ("Sentry token", ("sntr",), r"\bsntr[ysu]_[A-Za-z0-9+/=_]{40,}", 0, None),
+    ("Supabase token", ("sbp_",), r"\bsbp_[a-f0-9]{40}\b", 0, None),
+    ("Notion token", ("ntn_",), r"\bntn_[0-9]{11}[A-Za-z0-9]{35}\b", 0, None),
+    ("Groq API key", ("gsk_",), r"\bgsk_[A-Za-z0-9]{48,}\b", 0, None),
+    ("Replicate token", ("r8_",), r"\br8_[A-Za-z0-9]{37}\b", 0, None),
+    ("Perplexity API key", ("pplx-",), r"\bpplx-[A-Za-z0-9]{48}\b", 0, None),
+    ("xAI API key", ("xai-",), r"\bxai-[A-Za-z0-9]{70,}\b", 0, None),
+    ("Artifactory token", ("akcp",), r"\bAKCp[A-Za-z0-9]{60,}\b", 0, None),
+    ("Square token", ("sq0",), r"\bsq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}", 0, None),
+    ("age secret key", ("age-secret-key-",), r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b", 0, None),
+    # --- passwords in URLs and headers ---------------------------------------------------
+    ("password in URL", ("://",),
+     r"(?i)\b[a-z][a-z0-9+.-]{1,30}://[^\s:@/?#\"'`<>]*:([^\s/?#\"'`<>]+)@[^\s@/?#\"'`<>]", 1, _given),
+    ("authorization header", ("authorization",),
+     r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key)[ \t]+)?"
+     r"([A-Za-z0-9._~+/=:-]+)", 1, _header),
+    ("bearer token", ("bearer",), r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)", 1, _plausible),
+    ("password in command line", ("curl",),
+     r"(?i)\bcurl\b[^\n]*?\s(?:-u|--user)[ \t=]+[\"']?[^\s:\"']*:([^\s\"']+)", 1, _given),
+    # --- assignments: the name stays, the value goes --------------------------------------
+    ("password or secret", ("pass", "secret", "pwd", "credential"),
+     rf"(?:(?<![A-Za-z0-9])(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|CREDENTIALS?)|(?<=_)(?:PWD|PASS|PW))=(?!=){_ENV_VALUE}",
+     1, _env),
+    ("API key or token", ("token", "key", "auth"),
+     rf"(?<![A-Za-z0-9])(?:TOKEN|KEY|APIKEY|AUTH)=(?!=){_ENV_VALUE}", 1, _env),
+    ("password or secret", ("pass", "secret", "pwd"),
+     r"(?im)^[ \t]*(?:[-*][ \t]+)?([\"']?)[\w.-]*?(?:password|passwd|passphrase|secret|[_.-]pwd)\1[ \t]*:[ \t]+"
+     r"(\S[^\r\n]*?)[ \t]*$", 2, _line),
+    ("password or secret", ("pass", "secret", "pwd", "credential"),
+     rf"(?i){_PW_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _any),
+    ("API key or token", ("token", "key", "auth", "pass"),
+     rf"(?i){_TOKEN_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _plausible),
+)
+
+
+@cache
+def _compiled() -> tuple[list[tuple[str, tuple[str, ...], re.Pattern[str], int, object]], frozenset[str]]:
+    """The rule table compiled on first use (ASCII classes: CJK around a secret is a boundary),
+    and every keyword of every rule."""
+    rules = [(fam, kw, re.compile(pat, re.ASCII | re.S), grp, chk) for fam, kw, pat, grp, chk in _RULES]
+    return rules, frozenset(k for _, kw, _, _, _ in _RULES for k in kw)
+
+
+def _span(text: str, m: re.Match[str], group: int) -> tuple[int, int, bool]:
+    """The secret's span in ``m``; a quoted value loses its quotes (``"x",`` keeps ``"``…``",``)."""
+    if group and m.group(group) is None:  # an alternation whose other branch matched
+        group = next(g for g in range(1, len(m.groups()) + 1) if m.group(g) is not None)
+    start, end = m.span(group)
+    if end - start >= 2 and text[start] in "\"'`":
+        close = text.find(text[start], start + 1, end)
+        if close != -1:
+            return start + 1, close, True
+    return start, end, False
+
+
+def _lines_holding(text: str, low: str, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The (start, end) of each line of ``text`` that holds one of ``keywords`` (a keyword with
+    a capital letter is matched as written, the others in lower case)."""
+    if len(low) != len(text):  # lower-casing moved the offsets: scan everything
+        return [(0, len(text))]
+    lines = set()
+    for keyword in keywords:
+        hay = low if keyword == keyword.lower() else text
+        at = hay.find(keyword)
+        while at != -1:
+            end = text.find("\n", at)
+            end = len(text) if end == -1 else end
+            lines.add((text.rfind("\n", 0, at) + 1, end))
+            at = hay.find(keyword, end)
+    return sorted(lines)
+
+
+def _spans(text: str) -> list[tuple[int, int, int, str]]:
+    """Every secret span (start, end, rule index, family), overlapping ones merged."""
+    rules, keywords = _compiled()
+    low = text.lower()
+    present = {k for k in keywords if k in (low if k == k.lower() else text)}  # the cheap pre-check
+    found = []
+    for index, (family, words, pattern, group, check) in enumerate(rules):
+        if not words:
+            windows = [(0, len(text))]
+        elif present.isdisjoint(words):
+            continue
+        else:
+            windows = _lines_holding(text, low, tuple(k for k in words if k in present))
+        for line_start, line_end in windows:
+            for m in pattern.finditer(text, line_start, line_end):
+                start, end, quoted = _span(text, m, group)
+                if end > start and (check is None or check(text[start:end], quoted)):
+                    found.append((start, end, index, family))
+    found.sort()
+    merged: list[tuple[int, int, int, str]] = []
+    for start, end, index, family in found:
+        if merged and start < merged[-1][1]:
+            s, e, i, f = merged[-1]
+            merged[-1] = (s, max(e, end), i, f) if (s < start or i <= index) else (s, max(e, end), index, family)
+        else:
+            merged.append((start, end, index, family))
+    return merged
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """What looks like a secret in ``text``: family, span and line — never the value."""
+    if not text:
+        return []
+    return [Finding(family, start, end, text.count("\n", 0, start) + 1) for start, end, _, family in _spans(text)]
 
 
 def redact(text: str) -> str:
-    """``text`` with secrets replaced by ``[redacted secret]``."""
+    """``text`` with every secret replaced by ``[redacted secret]``, the rest unchanged."""
     if not text:
         return text
-    for pattern in _SECRETS:
-        text = pattern.sub(REDACTED, text)
-    return _ASSIGNED.sub(lambda m: m.group(1) + m.group(2) + REDACTED + m.group(2), text)
+    spans = _spans(text)
+    if not spans:
+        return text
+    parts, last = [], 0
+    for start, end, _, _ in spans:
+        parts += [text[last:start], REDACTED]
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def redact_data(obj: object) -> object:
+    """A copy of a JSON-like structure with every string value redacted (dict keys kept)."""
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {key: redact_data(value) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [redact_data(item) for item in obj]
+    if isinstance(obj, tuple):
+        return tuple(redact_data(item) for item in obj)
+    return obj

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .chunking import ChunkStrategy, chunk_texts, text_hash
+from .connection import connect, is_corruption, open_healing, set_aside
 from .schema import FTS_COLUMNS, migrate
 from .text import fts_match_expression, fts_text
 from .unit import Unit
@@ -23,10 +24,6 @@ BUSY_TIMEOUT_MS = 5000
 #: every index then rebuilds it on its next sync
 GRAPH_VERSION = "5"
 SYNC_BATCH = 500
-
-
-class IndexError_(RuntimeError):
-    """The index cannot be used (and could not be rebuilt); the message says why."""
 
 
 @dataclass
@@ -65,11 +62,6 @@ class VectorMatrix:
         self.position = {uid: pos for pos, uid in enumerate(self.units.tolist())}
 
 
-def is_corruption(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return any(s in text for s in ("malformed", "not a database", "corrupt", "disk image", "fts5: corrupt"))
-
-
 class Index:
     """One SQLite file (or ``:memory:``) holding the units of a store set."""
 
@@ -82,6 +74,7 @@ class Index:
         self._vectors: dict[str, VectorMatrix] = {}
         self._derived: dict[str, tuple[int, object]] = {}
         self.healed = False
+        self.heals = 0
 
     # -- connection ---------------------------------------------------------------
     @property
@@ -90,28 +83,16 @@ class Index:
             self._conn = self._open()
         return self._conn
 
-    def _connect(self) -> sqlite3.Connection:
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-        if self.path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+    def _setup(self, conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA foreign_keys = ON")
         migrate(conn)
-        return conn
 
     def _open(self) -> sqlite3.Connection:
-        try:
-            conn = self._connect()
-            conn.execute("SELECT count(*) FROM units").fetchone()
-            return conn
-        except sqlite3.DatabaseError as exc:
-            if not is_corruption(exc) or self.path == ":memory:":
-                raise
-            return self.heal(exc)
+        conn, healed = open_healing(self.path, self._setup, busy_timeout_ms=self.busy_timeout_ms,
+                                    probe="SELECT count(*) FROM units")
+        if healed:
+            self._mark_healed()
+        return conn
 
     def heal(self, exc: BaseException) -> sqlite3.Connection:
         """Move the corrupt file aside (kept for inspection) and start a fresh index."""
@@ -121,16 +102,16 @@ class Index:
             except sqlite3.Error:
                 pass
             self._conn = None
-        stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000_000:09d}"
-        for suffix in ("", "-wal", "-shm"):
-            old = Path(self.path + suffix)
-            if old.exists():
-                old.replace(Path(f"{self.path}.corrupt-{stamp}{suffix}"))
-        log.warning("index %s was corrupt (%s); moved aside and rebuilding", self.path, exc)
-        self.healed = True
-        self._vectors.clear()
-        self._conn = self._connect()
+        set_aside(self.path, exc)
+        self._mark_healed()
+        self._conn = connect(self.path, self._setup, busy_timeout_ms=self.busy_timeout_ms)
         return self._conn
+
+    def _mark_healed(self) -> None:
+        self.healed = True
+        self.heals += 1  # a resident process rebuilds at once when this moves (see Memory.refresh)
+        self._vectors.clear()
+        self._derived.clear()
 
     def close(self) -> None:
         if self._conn is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
-from ..guards.privacy import excluded_by
+from ..guards.privacy import OUTSIDE, excluded_with_target
 from .note import Note, note_from_json, note_to_json, parse_note
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -41,8 +41,11 @@ def _walk_markdown(root: Path, skipped: list[Skip]):
 
 def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
     """The ``os.DirEntry`` of every ``*.md`` file under ``root`` (in name order when
-    ``ordered``), following symlinks once (loops are skipped)."""
+    ``ordered``), following symlinks once (loops are skipped) — but only those that stay inside
+    ``root``: a link to a file or folder elsewhere (``/etc/passwd``, another project) is skipped
+    with its reason, never read."""
     seen_dirs: set[tuple[int, int]] = set()
+    real_root = os.path.realpath(root)
     stack = [str(root)]
     while stack:
         folder = stack.pop()
@@ -64,6 +67,10 @@ def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
             continue
         for entry in entries:
             try:
+                if entry.is_symlink() and not _stays_inside(entry.path, real_root):
+                    if entry.is_dir() or entry.name.lower().endswith(".md"):
+                        skipped.append(Skip(entry.path, OUTSIDE))
+                    continue
                 if entry.is_dir():
                     if entry.name not in _SKIP_DIRS:
                         stack.append(entry.path)
@@ -71,6 +78,11 @@ def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
                     yield entry
             except OSError as exc:
                 skipped.append(Skip(entry.path, f"unreadable: {exc.strerror or exc}"))
+
+
+def _stays_inside(path: str, real_root: str) -> bool:
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def fingerprint(roots: list[Path]) -> str:
@@ -155,7 +167,7 @@ def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
         return result
     for path in _walk_markdown(root, result.skipped):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
-        if exclude and excluded_by(exclude, path, rel):
+        if exclude and excluded_with_target(exclude, path, rel, root):
             result.excluded.append(str(path))
             continue
         try:

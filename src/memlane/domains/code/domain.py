@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ...index.text import fts_match_expression
-from ...guards.privacy import PrivacyGate
+from ...guards.privacy import OUTSIDE, PrivacyGate
 from ..base import bm25_idf, DomainHit, index_file, open_index
 from .ctags import find_ctags, parse_ctags, run_ctags
 from .listing import decode_source, language_of, list_files
@@ -161,6 +161,9 @@ class CodeDomain:
             if language is None:
                 continue
             path = root / rel
+            if self.gate.outside(path, root):
+                report.setdefault("skipped", []).append({"path": str(path), "reason": OUTSIDE})
+                continue
             if self.gate.blocks(path, root):
                 report["excluded"] += 1  # never opened; the path is not reported either
                 continue

@@ -1,0 +1,233 @@
+"""Text hygiene: what memlane prints or injects, what a one-line field may hold, and the
+normalised readings of a note that the injection guard screens.
+
+``strip_controls`` removes what a terminal or a model would act on but a reader cannot see:
+ECMA-48 escape sequences (CSI, OSC, DCS/APC/PM/SOS and two-byte ESC sequences, in their 7-bit
+and 8-bit forms), C0 controls but newline and tab, DEL, C1 controls, the bidi embeddings,
+overrides, isolates and marks that reorder what is shown (the "Trojan Source" trick,
+CVE-2021-42574), and Unicode tag characters (invisible text a model still reads).
+
+``line_break_chars`` names what a one-line field (a name, description, title or recall
+keyword) must refuse: every control character (category Cc: ``\\n \\r \\v \\f``, ``\\x1c``-``\\x1e``,
+``\\x85`` and the rest of C0 and C1) and the line and paragraph separators U+2028, U+2029.
+A tab is allowed by default: it breaks no line in a file, an index line or a terminal, and
+editors insert it; pass ``allow_tab=False`` for identifiers.
+
+``normalise`` follows the *skeleton* idea of Unicode TR39 (security mechanisms): text that
+looks alike to a reader, or to a model, gets one reading, so a rule written for plain
+lower-case words also sees look-alike, invisible-character and compatibility-form spellings.
+In order:
+
+1. HTML character references decoded (``&#105;gnore``) and ``<br>`` read as a line break;
+2. tag characters U+E0020-E007E become the ASCII they encode ("ASCII smuggling");
+3. line-breaking controls become newlines, then ``strip_controls``;
+4. NFKC: fullwidth letters, mathematical alphanumerics, ligatures, circled letters fold;
+5. format characters (category Cf: zero-width space and joiners, word joiner, soft hyphen,
+   BOM, bidi controls) and variation selectors are removed;
+6. diacritics on letters are dropped (NFD, combining marks out, NFC);
+7. look-alikes of Latin letters fold to Latin: a hand-written table of the common Cyrillic,
+   Greek, Armenian, Cherokee and small-capital confusables (not Unicode's confusables.txt),
+   and typographic quotes fold to ASCII ones;
+8. lower case; 9. all whitespace (newlines, U+2028, ...) collapsed to one space.
+
+``readings`` adds two more: leetspeak folded inside words (``1gn0r3`` -> ``ignore``; ``1`` read
+once as ``i`` and once as ``l``) and letter-spacing collapsed (``i g n o r e``, ``I.g.n.o.r.e``
+-> ``ignore``; a double space still separates words). Screening every reading is the defence
+OWASP's LLM01 (prompt injection) asks for against stored, indirect injection. Patterns are
+compiled on first use, never at import (the hook path counts import time).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from functools import cache
+
+__all__ = ["is_one_line", "line_break_chars", "normalise", "readings", "strip_controls"]
+
+# Latin letter -> its look-alikes, written as escapes so a reviewer can tell them apart.
+_LOOKALIKES = {
+    "a": "\u0430\u03b1\u0251\u1d00",        # Cyrillic а, Greek α, Latin alpha ɑ, small capital ᴀ
+    "A": "\u0410\u0391\u13aa",              # Cyrillic А, Greek Α, Cherokee Ꭺ
+    "B": "\u0412\u0392\u0299",              # Cyrillic В, Greek Β, small capital ʙ
+    "b": "\u042c\u044c",                    # Cyrillic Ь ь
+    "c": "\u0441\u03f2\u1d04",              # Cyrillic с, Greek lunate sigma ϲ, small capital ᴄ
+    "C": "\u0421\u03f9",                    # Cyrillic С, Greek Ϲ
+    "d": "\u0501\u1d05",                    # Cyrillic ԁ, small capital ᴅ
+    "e": "\u0435\u04bd\u1d07\u212e",        # Cyrillic е ҽ, small capital ᴇ, estimated ℮
+    "E": "\u0415\u0395\u13ac",              # Cyrillic Е, Greek Ε, Cherokee Ꭼ
+    "f": "\ua730",                          # small capital ꜰ
+    "g": "\u0261\u0262\u0581\u050d",        # script ɡ, small capital ɢ, Armenian ց, Cyrillic ԍ
+    "G": "\u050c\u13c0",                    # Cyrillic Ԍ, Cherokee Ꮐ
+    "h": "\u04bb\u0570\u029c",              # Cyrillic һ, Armenian հ, small capital ʜ
+    "H": "\u041d\u0397\u13bb",              # Cyrillic Н, Greek Η, Cherokee Ꮋ
+    "i": "\u0456\u03b9\u0131\u026a",        # Cyrillic і, Greek ι, dotless ı, small capital ɪ
+    "I": "\u0406\u0399\u04c0",              # Cyrillic І, Greek Ι, Cyrillic palochka Ӏ
+    "j": "\u0458\u03f3\u0237\u1d0a",        # Cyrillic ј, Greek ϳ, dotless ȷ, small capital ᴊ
+    "J": "\u0408\u13ab",                    # Cyrillic Ј, Cherokee Ꭻ
+    "k": "\u043a\u03ba\u1d0b",              # Cyrillic к, Greek κ, small capital ᴋ
+    "K": "\u041a\u039a",                    # Cyrillic К, Greek Κ
+    "l": "\u04cf\u01c0\u029f",              # Cyrillic ӏ, click ǀ, small capital ʟ
+    "L": "\u13de",                          # Cherokee Ꮮ
+    "m": "\u043c\u1d0d",                    # Cyrillic м, small capital ᴍ
+    "M": "\u041c\u039c\u13b7",              # Cyrillic М, Greek Μ, Cherokee Ꮇ
+    "n": "\u0578\u03b7\u043f\u0274",        # Armenian ո, Greek η, Cyrillic п, small capital ɴ
+    "N": "\u039d",                          # Greek Ν
+    "o": "\u043e\u03bf\u0585\u1d0f",        # Cyrillic о, Greek ο, Armenian օ, small capital ᴏ
+    "O": "\u041e\u039f\u0555",              # Cyrillic О, Greek Ο, Armenian Օ
+    "p": "\u0440\u03c1\u1d18",              # Cyrillic р, Greek ρ, small capital ᴘ
+    "P": "\u0420\u03a1\u13e2",              # Cyrillic Р, Greek Ρ, Cherokee Ꮲ
+    "q": "\u051b",                          # Cyrillic ԛ
+    "r": "\u0433\u0280",                    # Cyrillic г, small capital ʀ
+    "s": "\u0455\ua731",                    # Cyrillic ѕ, small capital ꜱ
+    "S": "\u0405\u13da",                    # Cyrillic Ѕ, Cherokee Ꮪ
+    "t": "\u0442\u03c4\u1d1b",              # Cyrillic т, Greek τ, small capital ᴛ
+    "T": "\u0422\u03a4\u13a2",              # Cyrillic Т, Greek Τ, Cherokee Ꭲ
+    "u": "\u057d\u03c5\u1d1c",              # Armenian ս, Greek υ, small capital ᴜ
+    "U": "\u054d",                          # Armenian Ս
+    "v": "\u0475\u03bd\u1d20",              # Cyrillic ѵ, Greek ν, small capital ᴠ
+    "V": "\u0474\u13d9",                    # Cyrillic Ѵ, Cherokee Ꮩ
+    "w": "\u051d\u0461\u03c9\u1d21",        # Cyrillic ԝ ѡ, Greek ω, small capital ᴡ
+    "W": "\u051c\u13b3",                    # Cyrillic Ԝ, Cherokee Ꮃ
+    "x": "\u0445\u03c7",                    # Cyrillic х, Greek χ
+    "X": "\u0425\u03a7",                    # Cyrillic Х, Greek Χ
+    "y": "\u0443\u03b3\u04af\u028f",        # Cyrillic у ү, Greek γ, small capital ʏ
+    "Y": "\u0423\u04ae\u03a5",              # Cyrillic У Ү, Greek Υ
+    "z": "\u1d22",                          # small capital ᴢ
+    "Z": "\u0396\u13c3",                    # Greek Ζ, Cherokee Ꮓ
+    "'": "\u2018\u2019\u201b\u02bc\u2032",  # typographic apostrophes and prime
+    '"': "\u201c\u201d\u201f\u2033",        # typographic double quotes and double prime
+}
+_LEET = {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
+_NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "CHARACTER TABULATION",
+          "\v": "LINE TABULATION", "\f": "FORM FEED", "\x00": "NULL", "\x1b": "ESCAPE",
+          "\x1c": "INFORMATION SEPARATOR FOUR", "\x1d": "INFORMATION SEPARATOR THREE",
+          "\x1e": "INFORMATION SEPARATOR TWO", "\x1f": "INFORMATION SEPARATOR ONE",
+          "\x7f": "DELETE", "\x85": "NEXT LINE"}
+
+
+_C0_C1_BIDI_TAGS = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                    "\U000e0000-\U000e007f]")
+
+
+@cache
+def _re() -> dict[str, re.Pattern]:
+    """Every pattern this module uses, compiled once, on first use."""
+    csi, esc = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?", r"\x1b[ -/]*[0-~]?"
+    return {
+        # for display: a string sequence (OSC, DCS, SOS, PM, APC) goes with its payload,
+        # up to its terminator (BEL or ST) or the end of the line
+        "controls": re.compile(rf"{csi}|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c\n]*"
+                               rf"(?:\x07|\x1b\\|\x9c)?|{esc}|{_C0_C1_BIDI_TAGS}"),
+        # for screening: the payload of a string sequence is text a model reads, so it stays
+        "screen": re.compile(rf"{csi}|{esc}|{_C0_C1_BIDI_TAGS}"),
+        "breaks": re.compile(r"[\r\v\f\x1c-\x1e\x85]|<br\s*/?>", re.I),
+        "tags": re.compile(r"[\U000e0020-\U000e007e]"),
+        "invisible": re.compile(                                        # Cf, variation selectors
+            "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180b-\u180f"
+            "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb"
+            "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+            "\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"),
+        "marks": re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]"),
+        "space": re.compile(r"\s+"),
+        "leet": re.compile(r"(?<![a-z0-9@$])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]+"),
+        "spaced": re.compile(r"(?<![\w@$])[\w@$](?:[ .\-_*+~/·•][\w@$])+(?![\w@$])"),
+        "spacer": re.compile(r"[ .\-_*+~/·•]"),
+    }
+
+
+@cache
+def _tables() -> tuple[dict, dict, dict]:
+    """str.translate tables: look-alikes -> Latin, tag characters -> ASCII, leetspeak."""
+    fold = {ord(c): latin for latin, alikes in _LOOKALIKES.items() for c in alikes}
+    tags = {cp: chr(cp - 0xE0000) for cp in range(0xE0020, 0xE007F)}
+    return fold, tags, {ord(k): v for k, v in _LEET.items()}
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without terminal escape sequences, control characters (newline and tab stay),
+    bidi controls or tag characters: safe to print to a terminal or hand to an agent."""
+    return _re()["controls"].sub("", text or "")
+
+
+def line_break_chars(text: str, *, allow_tab: bool = True) -> list[str]:
+    """The characters that keep ``text`` from being one line, named once each in order of
+    appearance, e.g. ``["U+2028 LINE SEPARATOR"]``; empty when ``text`` is one line."""
+    found: list[str] = []
+    for ch in dict.fromkeys(text or ""):
+        if (ch == "\t" and allow_tab) or unicodedata.category(ch) not in ("Cc", "Zl", "Zp"):
+            continue
+        found.append(f"U+{ord(ch):04X} {_NAMES.get(ch) or unicodedata.name(ch, 'CONTROL CHARACTER')}")
+    return found
+
+
+def is_one_line(text: str, *, allow_tab: bool = True) -> bool:
+    """True when ``text`` holds no line or paragraph separator and no control character."""
+    return not line_break_chars(text, allow_tab=allow_tab)
+
+
+def prepare(text: str) -> str:
+    """Steps 1-8 of the normalisation: ``normalise`` without the whitespace collapse, so
+    line structure survives (the shell rules read line by line)."""
+    rx, text = _re(), text or ""
+    if "&" in text:
+        text = html.unescape(text)
+    wide = not text.isascii()
+    if wide and rx["tags"].search(text):
+        text = text.translate(_tables()[1])
+    text = rx["screen"].sub("", rx["breaks"].sub("\n", text))
+    if wide:
+        text = rx["invisible"].sub("", unicodedata.normalize("NFKC", text))
+        decomposed = unicodedata.normalize("NFD", text)
+        if rx["marks"].search(decomposed):
+            text = unicodedata.normalize("NFC", rx["marks"].sub("", decomposed))
+        text = text.translate(_tables()[0])
+    return text.lower()
+
+
+def collapse(text: str) -> str:
+    """Every run of whitespace (line breaks included) as one space."""
+    return _re()["space"].sub(" ", text)
+
+
+def normalise(text: str) -> str:
+    """The reading the rules screen first: see the module docstring for the steps."""
+    return collapse(prepare(text))
+
+
+def deleet(text: str, one: str = "i") -> str:
+    """Leetspeak folded inside words that mix letters with 0 1 3 4 5 7 @ $ (``1`` as ``one``);
+    a number on its own stays a number."""
+    table = {**_tables()[2], ord("1"): one}
+    return _re()["leet"].sub(lambda m: m.group(0).translate(table), text)
+
+
+def despace(text: str) -> str:
+    """Letter-spacing collapsed: single characters joined by single spaces, dots, dashes or
+    the like become one word (``i g n o r e`` -> ``ignore``); two spaces still part words."""
+    rx = _re()
+    return rx["spaced"].sub(lambda m: rx["spacer"].sub("", m.group(0)), text)
+
+
+# name -> how that reading is made from the raw text (the guard maps matches back with it)
+READINGS = {
+    "lines": prepare,
+    "plain": normalise,
+    "leet": lambda t: deleet(normalise(t)),
+    "leet-l": lambda t: deleet(normalise(t), "l"),
+    "spaced": lambda t: collapse(deleet(despace(prepare(t)))),
+}
+
+
+def readings(text: str) -> dict[str, str]:
+    """Every reading of ``text`` the guard screens, by name; a reading equal to one before it
+    is left out. ``lines`` keeps line breaks, the rest are one line."""
+    pre = prepare(text)
+    plain = collapse(pre)
+    out = {"lines": pre, "plain": plain}
+    for name, form in (("leet", deleet(plain)), ("leet-l", deleet(plain, "l")),
+                       ("spaced", collapse(deleet(despace(pre))))):
+        if form not in out.values():
+            out[name] = form
+    return out
