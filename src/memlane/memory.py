@@ -80,6 +80,7 @@ class Memory:
         #: fold the hit-log and move lifecycle states during recall (a daemon does it in the background)
         self.auto_lifecycle = True
         self._last_refresh: tuple[float, bool, dict] | None = None
+        self._heals_seen = 0
 
     # -- setup ----------------------------------------------------------------------
     def _resolve_specs(self, stores) -> list[StoreSpec]:
@@ -102,6 +103,33 @@ class Memory:
         key = "\n".join(sorted(f"{s.scope}:{s.path}" for s in self.specs))
         digest = hashlib.sha256(key.encode()).hexdigest()[:16]
         return cache_home() / "index" / f"{digest}.sqlite"
+
+    def embedder_name(self) -> str | None:
+        """The embedder's registered name, without loading it (None: keyword-only)."""
+        choice = self._embedder_choice
+        if isinstance(choice, Embedder):
+            return choice.name
+        name = choice or self.config.embed.model
+        return None if name == "none" else DEFAULT_EMBEDDER if name == "default" else name
+
+    def prepare_for_hook(self) -> dict:
+        """Bring the index up to date without embedding anything, and recall keyword-only for
+        this call when vectors are pending (or the index cannot be read for them): a hook answers
+        within its budget and never waits for a model to embed a store (``memlane index``, or the
+        daemon, embeds)."""
+        report = self.refresh(embed=False)
+        name = self.embedder_name()
+        if name is not None and not self._embedder_loaded:
+            try:
+                pending = self.index.pending_count(name)
+            except (sqlite3.Error, OSError):
+                pending = -1
+            if pending:
+                self._embedder, self._embedder_loaded = None, True
+                self.embedder_notice = ("keyword-only for now: the index is not readable" if pending < 0 else
+                                        f"keyword-only for now: {pending} note text(s) are not embedded yet "
+                                        "(memlane index, or the daemon, embeds them)")
+        return report
 
     @property
     def embedder(self) -> Embedder | None:
@@ -137,10 +165,12 @@ class Memory:
         same settings), nothing is parsed: this is the cost of a recall in a fresh process."""
         started = time.perf_counter()
         last = self._last_refresh
-        if (not force and not recheck and last is not None and last[1] >= embed
+        healed = self.index.heals != self._heals_seen  # a rebuilt index is empty: fill it now, whatever the throttle
+        if (not force and not recheck and not healed and last is not None and last[1] >= embed
                 and time.monotonic() - last[0] < self.min_refresh_interval):
             return last[2] | {"up_to_date": True, "throttled": True}
         report = self._refresh(embed=embed, progress=progress, force=force, started=started)
+        self._heals_seen = self.index.heals
         if not report.get("index_problem"):
             self._last_refresh = (time.monotonic(), embed, report)
         return report
@@ -157,7 +187,7 @@ class Memory:
     def has_notes(self) -> bool:
         try:
             return self.index.conn.execute("SELECT 1 FROM units LIMIT 1").fetchone() is not None
-        except sqlite3.Error:
+        except (sqlite3.Error, OSError):
             return False
 
     def _refresh(self, *, embed: bool, progress: Progress | None, force: bool, started: float) -> dict:

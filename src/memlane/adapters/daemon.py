@@ -7,9 +7,13 @@ an embedding model (~0.3 s or more on 2 cores).
   and every connection's peer uid is checked (``SO_PEERCRED``): another local user is refused
   even if they reached the socket.
 - **One per store set**: an exclusive lock file next to the socket; a second daemon started
-  for the same set exits at once. Requests are served one at a time (a recall takes
-  milliseconds; parallel sessions queue briefly and nothing is shared between them but the
-  index).
+  for the same set exits at once.
+- **Live whatever a client does**: each connection is served on its own thread, with one
+  deadline for the whole request (``REQUEST_DEADLINE_S``: reading it, waiting for the warm
+  engine, answering) well under the hook's own timeout. A client that sends half a request, or
+  a byte every few seconds, is cut off at the deadline and delays nobody else; when the engine
+  is busy past the deadline (a large refresh), the answer is ``busy`` and the hook client
+  answers that prompt itself, keyword-only.
 - **Warm before it answers**: the socket is bound only after the index is fresh and the
   model loaded, so a client never waits on a first indexing — it answers keyword-only itself
   meanwhile.
@@ -40,6 +44,9 @@ from .hookclient import daemon_key, private_dir, project_root, socket_path
 log = logging.getLogger("memlane.daemon")
 
 IDLE_MINUTES = 30.0
+REQUEST_DEADLINE_S = 3.0  # a whole request, read to answered; the client waits at most 4 s, the host 10 s
+READ_DEADLINE_S = 1.0  # a request is a few kilobytes sent at once
+MAX_CONNECTIONS = 32  # served at once; more are told "busy" (the client answers itself)
 REFRESH_S = 2.0
 FABRIC_REFRESH_S = 15.0  # the other domains (transcripts grow, code changes) are re-checked less often
 MAX_REQUEST = 4_000_000
@@ -114,14 +121,26 @@ class Engine:
                 stamps.append((path, None, None))
         return stamps
 
-    def answer(self, event: str, raw: str, agent: str = "claude") -> str:
+    def answer(self, event: str, raw: str, agent: str = "claude", *, deadline: float | None = None) -> str:
+        """What the hook prints for this request. Raises ``Busy`` when the engine cannot be had
+        before ``deadline`` (a ``time.monotonic()`` value)."""
         from .hook import handle_event, parse_payload
 
-        with self.lock:
+        payload = parse_payload(raw, agent)
+        wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self.lock.acquire(timeout=wait):
+            raise Busy(f"the engine was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)")
+        try:
             if self._config_stamp() != self.config_stamp:
                 log.info("configuration changed: reopening")
                 self._open()
-            return handle_event(self.memory, event, parse_payload(raw, agent), agent=agent, fabric=self.fabric)
+            return handle_event(self.memory, event, payload, agent=agent, fabric=self.fabric)
+        finally:
+            self.lock.release()
+
+
+class Busy(RuntimeError):
+    """The warm engine could not take a request before its deadline."""
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -156,62 +175,99 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
     finally:
         os.umask(old_umask)
     server.listen(64)
-    server.settimeout(1.0)
+    server.settimeout(0.25)  # how soon a stop request or the idle timeout is noticed
     log.info("serving %s (%s) on %s", root, key, path)
+    stopping = threading.Event()
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     last = time.monotonic()
     try:
-        while time.monotonic() - last < idle_minutes * 60:
+        while not stopping.is_set() and time.monotonic() - last < idle_minutes * 60:
             try:
                 conn, _ = server.accept()
             except socket.timeout:
                 continue
             last = time.monotonic()
-            with conn:
-                if _handle(conn, engine) == "stop":
-                    break
+            if not slots.acquire(blocking=False):
+                _reply(conn, b"busy\n")
+                conn.close()
+                continue
+            threading.Thread(target=_serve_connection, args=(conn, engine, slots, stopping),
+                             name="memlane-request", daemon=True).start()
     finally:
         server.close()
         try:
             os.unlink(path)
         except OSError:
             pass
-        if engine.fabric is not None:
-            engine.fabric.close()
-        engine.memory.close()
+        with engine.lock:  # let a request in flight finish before the engine closes
+            if engine.fabric is not None:
+                engine.fabric.close()
+            engine.memory.close()
         lock.close()
     log.info("daemon %s stopped", key)
     return 0
 
 
-def _handle(conn: socket.socket, engine: Engine) -> str | None:
+def _serve_connection(conn: socket.socket, engine: Engine, slots: threading.BoundedSemaphore,
+                      stopping: threading.Event) -> None:
+    try:
+        with conn:
+            if _handle(conn, engine, time.monotonic() + REQUEST_DEADLINE_S) == "stop":
+                stopping.set()
+    except Exception as exc:  # noqa: BLE001 - one connection's trouble never stops the daemon
+        log.info("connection dropped: %s: %s", type(exc).__name__, exc)
+    finally:
+        slots.release()
+
+
+def _read_request(conn: socket.socket, deadline: float) -> bytes:
+    """The whole request (the client closes its side when done), or ``TimeoutError`` at
+    ``deadline``: a client that sends slowly is cut off, however it spaces its bytes."""
+    chunks, size = [], 0
+    while size < MAX_REQUEST:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request was not complete before its deadline")
+        conn.settimeout(remaining)
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _reply(conn: socket.socket, data: bytes) -> None:
+    try:
+        conn.settimeout(1.0)
+        conn.sendall(data)
+    except OSError:
+        pass
+
+
+def _handle(conn: socket.socket, engine: Engine, deadline: float) -> str | None:
     uid = peer_uid(conn)
     if uid is not None and uid != os.getuid():
         log.warning("refused a connection from uid %s", uid)
         return None
-    conn.settimeout(10)
-    stdout = ""
     try:
-        data = b""
-        while len(data) < MAX_REQUEST:
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = _read_request(conn, min(deadline, time.monotonic() + READ_DEADLINE_S))
         head, _, stdin = data.partition(b"\n")
         event, _, agent = head.decode("ascii", "replace").strip().partition(" ")
         if event in ("stop", "ping"):
-            conn.sendall(b"ok\n")
+            _reply(conn, b"ok\n")
             return "stop" if event == "stop" else None
         if event not in ("session-start", "user-prompt-submit"):
             raise ValueError(f"unknown event {event!r}")
-        stdout = engine.answer(event, stdin.decode("utf-8", "replace"), agent or "claude")
+        stdout = engine.answer(event, stdin.decode("utf-8", "replace"), agent or "claude", deadline=deadline)
+    except (Busy, TimeoutError) as exc:
+        log.info("request not answered: %s", exc)
+        _reply(conn, b"busy\n")  # the client answers this prompt itself
+        return None
     except Exception as exc:  # noqa: BLE001 - one bad request must not stop the daemon; the hook stays silent
         log.warning("request failed: %s: %s", type(exc).__name__, exc)
         stdout = ""
-    try:
-        conn.sendall(b"ok\n" + stdout.encode("utf-8"))
-    except OSError:
-        pass
+    _reply(conn, b"ok\n" + stdout.encode("utf-8"))
     return None
 
 

@@ -23,6 +23,8 @@ from logging.handlers import RotatingFileHandler
 from ..config import cache_home
 
 EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
+#: a hook waits at most this long for another process's lock on the index, then reads it as it is
+HOOK_BUSY_MS = 300
 #: the prompt event's name in each agent's output (the rest of the shape is shared; Cursor's differs)
 PROMPT_EVENT = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 
@@ -105,8 +107,12 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
 
         with Memory(stores or None, embedder=embedder, index_path=index,
                     cwd=cwd if cwd and os.path.isdir(cwd) else None) as memory:
+            memory.index.busy_timeout_ms = min(memory.index.busy_timeout_ms, HOOK_BUSY_MS)
             if not refresh and memory.has_notes():
                 memory.trust_index()
+            else:
+                memory.prepare_for_hook()
+                memory.trust_index()  # the layers ask again: one look at the files per hook call
             from ..domains.fabric import other_domains
 
             fabric = other_domains(memory, refresh=refresh) if event == "user-prompt-submit" else None

@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - not CPython
     import socket as _sock
 
 CONNECT_TIMEOUT_S = 0.05  # a daemon that is up answers connect() at once
-REPLY_TIMEOUT_S = 8.0  # under the 10 s timeout memlane install sets (Claude Code's default: 30 s)
+REPLY_TIMEOUT_S = 4.0  # the daemon answers or says "busy" within 3 s; the host waits 10 s (memlane install)
 MAX_REPLY = 4_000_000
 EVENTS = ("session-start", "user-prompt-submit")
 
@@ -80,19 +80,27 @@ def socket_path(key: str) -> str:
 
 def ask_daemon(path: str, event: str, stdin: str = "") -> str | None:
     """What the daemon says the hook should print (possibly nothing), or None when no daemon
-    is there (or it is not safe to talk to). The protocol is bytes: ``EVENT\\n`` and the hook's
-    stdin, then the hook's stdout until the daemon closes — no JSON to import here."""
+    is there, it is busy, or it is not safe to talk to. The protocol is bytes: ``EVENT\\n`` and
+    the hook's stdin, then the hook's stdout until the daemon closes — no JSON to import here.
+    The whole exchange has one deadline (``REPLY_TIMEOUT_S``), however the daemon spaces its bytes."""
     if private_dir(create=False) is None:
         return None
+    import time
+
     sock = _sock.socket(_sock.AF_UNIX, _sock.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_TIMEOUT_S)
         sock.connect(path)
+        deadline = time.monotonic() + REPLY_TIMEOUT_S
         sock.settimeout(REPLY_TIMEOUT_S)
         sock.sendall(event.encode() + b"\n" + stdin.encode("utf-8", "surrogateescape"))
         sock.shutdown(_sock.SHUT_WR)
         chunks, size = [], 0
         while size < MAX_REPLY:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            sock.settimeout(remaining)
             chunk = sock.recv(65536)
             if not chunk:
                 break
@@ -100,7 +108,7 @@ def ask_daemon(path: str, event: str, stdin: str = "") -> str | None:
             size += len(chunk)
         reply = b"".join(chunks)
         if not reply.startswith(b"ok\n"):
-            return None
+            return None  # "busy", a refusal, or garbage: this process answers itself
         return reply[3:].decode("utf-8", "replace")
     except (OSError, ValueError):
         return None

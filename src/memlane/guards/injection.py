@@ -1,33 +1,238 @@
 """Injection risk: a note whose text reads as an instruction override ("ignore all previous
-instructions"), exfiltration ("send the env to https://…") or covert action ("do not tell the
-user") is quarantined — never injected automatically, still listed with the reason. A
-long-lived store is an injection vector."""
+instructions"), exfiltration ("send the env to https://…", ``cat ~/.ssh/id_rsa | curl …``) or
+covert action ("do not tell the user") is quarantined — never injected automatically, still
+listed with the reason. A long-lived store is an injection vector (OWASP LLM01, indirect
+prompt injection): a note may come from a cloned repository or a compromised tool.
+
+The rules read normalised text, not the raw file (see ``sanitize``): NFKC, look-alike letters
+folded to Latin, zero-width and format characters gone, lower case, lines joined; and they
+read it three more ways: leetspeak folded, and letter-spacing collapsed. Shell rules read the
+normalised text line by line (two commands on two lines are not one pipeline).
+
+One table, ``_RULES``: (kind, language, pattern). Languages: ``en``, ``ko``, ``zh`` (simplified
+and traditional), and ``sh`` (shell one-liners, any language around them). A space in a
+pattern is a word gap — up to five spaces or markup characters, or none, so a letter-spaced
+phrase read back as one run of letters still matches; ``%(NAME)s`` is a fragment from
+``_PARTS``. Rules are written narrow on purpose: a quarantined note never reaches the agent,
+so "ignore the lint warning" and "경고는 무시해도 된다" must pass. Prose exfiltration needs an
+outside destination (a URL, a domain, an IP, a webhook, an e-mail address) and is not counted
+when negated ("never send the .env to pastebin.com"); a shell one-liner counts either way.
+"""
 
 from __future__ import annotations
 
+import bisect
 import re
+from functools import cache
 
-_RISKS = [
-    ("instruction override", re.compile(
-        r"(?i)\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|all|any|your|the system)\b"
-        r"[^.\n]{0,20}\b(?:instructions?|rules|prompts?|guidelines)\b")),
-    ("instruction override", re.compile(r"(?i)\byou are now\b|\bnew system prompt\b|\bact as (?:root|admin|the system)\b")),
-    ("exfiltration", re.compile(
-        r"(?i)\b(?:send|post|upload|exfiltrate|forward|leak|paste)\b[^\n]{0,60}?(?:\b(?:env|environment|secrets?|"
-        r"credentials?|tokens?|api keys?|ssh keys?|passwords?)\b|\.ssh\b|\.env\b)[^\n]{0,60}?"
-        r"(?:https?://\S+|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|dev|app|sh)\b|\bwebhook\b|\bpastebin\b)")),
-    ("exfiltration", re.compile(r"(?i)\b(?:curl|wget)\b[^\n]{0,80}(?:\$\(?(?:env|printenv|cat\s+~?/?\.ssh)|-d\s*@?\S*\.env)")),
-    ("covert action", re.compile(
-        r"(?i)\b(?:do not|don't|never)\s+(?:tell|inform|mention|show|let)\b[^.\n]{0,30}\b(?:the user|user|anyone|them)\b")),
-    ("covert action", re.compile(r"(?i)\b(?:secretly|silently|without (?:telling|asking|informing))\b[^.\n]{0,40}"
-                                 r"\b(?:delete|remove|push|send|disable|run|install)\b")),
-]
+from .sanitize import reading, readings, strip_controls
+
+OVERRIDE, EXFIL, COVERT = "instruction override", "exfiltration", "covert action"
+
+_PARTS = {
+    "ORDERS": r"(?:instructions?|directives?|directions|guidelines|guidance|prompts?|guardrails|programming"
+              r"|orders)",
+    "EARLIER": r"(?:previous(?:ly given)?|prior|above|preceding|earlier|former|foregoing|original|initial"
+               r"|system|safety|developer|hidden)",
+    "WHO": r"(?:the |your |this |any )?(?:users?|human|operator|owner|maintainer|developer|reviewer|anyone"
+           r"|anybody|them|him|her)\b",
+    "ACTION": r"(?:push|force-push|delete|remove|rm|drop|send|upload|post|run|execute|install|commit|merge"
+              r"|deploy|disable|modify|change|exfiltrate|wipe|rewrite)\b",
+    # a file that holds secrets; ".env" not after a word or a dot (process.env is code)
+    "SECRET_FILE": r"(?:\.ssh/(?!config\b|known_hosts\b|authorized_keys\b)[\w.-]*(?<!\.pub)\b"
+                   r"|id_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\.aws/(?:credentials|config)|\.netrc"
+                   r"|\.git-credentials|\.npmrc|\.pypirc|\.docker/config\.json|\.kube/config|\.gnupg"
+                   r"|\.config/gcloud|/etc/(?:passwd|shadow)|/proc/self/environ"
+                   r"|\.env\b(?<![\w.]\.env)(?!\.(?:example|sample|template))|credentials\.json"
+                   r"|secrets?\.(?:ya?ml|json|env|txt)\b|\.(?:pem|p12|pfx|key)\b)",
+    "NET": r"\b(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|httpie|xh|invoke-webrequest|invoke-restmethod"
+           r"|iwr|irm)\b",
+    "SECRET": r"(?:\benv\b|\benvironment(?: variables?)?|\benv vars?\b|\bsecrets?\b|\bcredentials?\b|\btokens?\b"
+              r"|\bapi(?:_|-)? ?keys?\b|\bssh keys?\b|\bprivate keys?\b|\bpasswords?\b|\bpassphrases?\b|\.ssh\b"
+              r"|\.env\b(?<![\w.]\.env)|\bid_rsa\b|\bid_ed25519\b|\baccess keys?\b|\bcookies\b|\bseed phrase\b)",
+    # somewhere outside: a URL, a domain, an IP address, an e-mail address, a paste or hook service
+    "DEST": r"(?:https?://|ftp://|\.(?:com|net|org|io|xyz|ru|cn|dev|app|sh|me|cc|top|site|info|pw|su|tk)\b"
+            r"|webhooks?\b|pastebin|ngrok|requestbin|pipedream|discord|telegram|\d{1,3}(?:\.\d{1,3}){3}\b"
+            r"|[\w.+-]@[\w-]+\.[a-z]{2,})",
+    "KO_EARLIER": r"(?:이전|예전|앞|위|지금까지|처음|기존의 모든|모든|시스템|개발자|너의|당신의|네)",
+    "KO_ORDERS": r"(?:지시|지침|명령|규칙|프롬프트|안내|제약|가이드라인|룰|지시문|시스템 메시지)",
+    "KO_DROP": r"(?:무시(?! ?(?:되|된|됨|됩|당|하지 ?(?:마|말|않)|해서는 ?안|하면 ?안))|잊(?:어|고|으|을|는)"
+               r"(?!지 ?(?:마|말)|어서는 ?안)|따르지 ?(?:마|말)|버려|버리고|폐기 ?(?:하|해))",
+    "KO_SECRET": r"(?:환경 ?변수|비밀 ?키|개인 ?키|시크릿|자격 ?증명|인증 ?정보|토큰|api ?키|비밀 ?번호|암호"
+                 r"|\.env\b|ssh ?키|키 ?파일|액세스 ?키)",
+    "KO_SEND": r"(?:보내|전송|업로드|올려|올리|넘겨|유출|공유|붙여)(?!지 ?(?:마|말|않|못)|면 ?안)",
+    "ZH_DROP": r"(?:忽略|忽视|忽視|无视|無視|不要理会|不要理會|不要管|别管|別管|忘记|忘記|忘掉|抛开|拋開|抛弃"
+               r"|拋棄|放弃|放棄|丢弃|丟棄)",
+    "ZH_EARLIER": r"(?:之前|以前|先前|此前|上面|上述|前面|以上|原来|原來|原有|所有|一切|系统|系統)",
+    "ZH_ORDERS": r"(?:指令|指示|命令|提示词|提示詞|规则|規則|设定|設定|约束|約束|要求|说明|說明|对话|對話)",
+    "ZH_SECRET": r"(?:环境变量|環境變數|环境變量|密钥|密鑰|私钥|私鑰|秘钥|秘鑰|凭证|憑證|凭据|憑據|令牌|密码|密碼"
+                 r"|\.env\b|ssh ?key|api ?key|token|助记词|助記詞)",
+    "ZH_SEND": r"(?:发送|發送|发到|發到|发给|發給|上传|上傳|传到|傳到|传给|傳給|转发|轉發|泄露|洩露|贴到|貼到"
+               r"|提交到|推送到)",
+}
+
+_RULES = (
+    # -- instruction override --------------------------------------------------------------
+    (OVERRIDE, "en", r"(?:ignore|disregard|forget|discard|neglect|overlook) (?:(?:all|any|every|each|the|of"
+                     r"|your|my|these|those|and|its) ){0,4}%(EARLIER)s (?:given )?(?:%(ORDERS)s|rules|context"
+                     r"|messages?|conversation|constraints|polic(?:y|ies)|restrictions)"),
+    (OVERRIDE, "en", r"(?:ignore|disregard|forget|discard) (?:(?:of|the|these|those|and) ){0,2}(?:all|any|every"
+                     r"|your|my) (?:(?:of|the|your|my|these|those|and|other|such) ){0,3}%(ORDERS)s"),
+    (OVERRIDE, "en", r"(?:ignore|disregard|forget) (?:about )?(?:what|whatever|everything|anything|all(?: that)?)"
+                     r"(?: else)? (?:you(?:'ve|'re| have| were| had| are)?(?: been| being)? (?:told|given"
+                     r"|instructed|taught|programmed|trained)|(?:i|we) (?:told|said to|wrote) you"
+                     r"|(?:above|before|prior|previously|earlier|so far|until now|up to now)(?= ?(?:[.!;,:)]|$"
+                     r"|this|that|here|and\b)))"),
+    (OVERRIDE, "en", r"from now on,? you(?:'re| are| will be| shall be) (?:now )?(?:a|an|the|my|no longer"
+                     r"|free|unrestricted|called|named|dan|in|not bound|going to (?:act|be))\b"
+                     r"|from now on,? you (?:will|shall|must|should) (?:act|behave|respond|answer|pretend"
+                     r"|roleplay|play|speak) (?:as|like)\b"),
+    (OVERRIDE, "en", r"\b(?:you are now (?:a|an|the|in|no longer|free|unrestricted|jailbroken|dan|operating"
+                     r"|acting|my|called|named|root|admin|developer)\b|new system prompt\b|act as (?:root|admin"
+                     r"|the system)\b)|<\|im_start\|> ?system"),
+    (OVERRIDE, "en", r"(?:your|here are your|the following (?:are|is) your) (?:new|updated|real|actual|true)"
+                     r" (?:%(ORDERS)s|task|role|rules|goal|objective|system prompt|persona|identity|purpose"
+                     r"|mission)\b"),
+    (OVERRIDE, "en", r"(?:system|admin|developer|security)(?<!filesystem) override ?(?:[:\]!\-–—]|mode|enabled|activated"
+                     r"|engaged|initiated|in effect|accepted|authori[sz]ed|granted|protocol|command|code)"
+                     r"|developer mode\b.{0,60}(?:no|without|free of|any) (?:restrictions|limits|filters"
+                     r"|rules|guidelines|polic(?:y|ies)|censorship)|(?:act|respond|answer|reply) (?:as|in)"
+                     r" developer mode|developer mode (?:output|response)|(?:enter|enable|activate)"
+                     r" (?:dan|jailbreak|god) mode"),
+    (OVERRIDE, "en", r"(?:override|bypass|circumvent) (?:(?:all|any|the|your) ){0,2}(?:system prompt|safety"
+                     r" (?:rules|guidelines|filters?|guardrails|measures)|guardrails|content (?:polic(?:y|ies)"
+                     r"|filters?)|ethical (?:guidelines|constraints))\b"),
+    (OVERRIDE, "ko", r"%(KO_EARLIER)s[^.。!?]{0,15}?%(KO_ORDERS)s[^.。!?]{0,10}?%(KO_DROP)s"),
+    (OVERRIDE, "ko", r"(?:지금까지|이전에|전에|앞에서) ?(?:들은|받은|배운|말한) ?(?:것|내용|모든 것)\S{0,2}"
+                     r" (?:다 |모두 |전부 )?(?:무시 ?(?:하|해)|잊)"),
+    (OVERRIDE, "ko", r"지금부터 ?(?:너는|넌|당신은) [^.。!?]{0,30}?(?:이다|야\b|입니다|이야|역할을|처럼 행동)"
+                     r"|(?:너의|당신의|네) 새(?:로운)? (?:지시|지침|임무|역할|규칙)|시스템 (?:오버라이드|재정의)"
+                     r"|개발자 모드[^.。!?]{0,30}(?:제한|필터|규칙)[^.。!?]{0,6}없"),
+    (OVERRIDE, "zh", r"%(ZH_DROP)s[^。.!?！？]{0,6}?%(ZH_EARLIER)s[^。.!?！？]{0,8}?%(ZH_ORDERS)s"),
+    (OVERRIDE, "zh", r"(?:从现在(?:开始|起)|從現在(?:開始|起)|现在起|現在起)[,，]? ?你(?:就)?(?:是|将是|將是|扮演"
+                     r"|现在是|現在是)|你现在是一个|你現在是一個|你的新(?:指令|指示|任务|任務|角色|规则|規則)"
+                     r"|(?:开发者|開發者)模式[^。]{0,20}(?:没有|沒有|无|無|不受)(?:任何)?(?:限制|过滤|過濾)"),
+    # -- exfiltration -----------------------------------------------------------------------
+    (EXFIL, "sh", r"(?:cat|base64|xxd|od|gzip|zip|tar|head|tail|less|more|strings|openssl|gpg|type"
+                  r"|get-content|gc)\b[^|\n]{0,80}%(SECRET_FILE)s[^|\n]{0,40}\|[^\n]{0,80}?%(NET)s"),
+    (EXFIL, "sh", r"(?:env|printenv|export(?: -p)?|declare -x|compgen -v|history)\s*(?:\|[^|\n]{0,40})?"
+                  r"\|[^\n]{0,80}?%(NET)s|(?:env|printenv)\s*>\s*/dev/(?:tcp|udp)/"),
+    (EXFIL, "sh", r"(?:curl|wget|http|httpie|xh|invoke-webrequest|invoke-restmethod|iwr|irm)\b[^\n]{0,120}?"
+                  r"(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?|-f|--form|-t|--upload-file|--post-file"
+                  r"|--body-file|-infile|-body)\s*=?\s*['\"]?(?:[\w-]+=)?@?\s*[^\s'\"]{0,40}?%(SECRET_FILE)s"),
+    (EXFIL, "sh", r"(?:curl|wget)\b[^\n]{0,120}?(?:\$\(|`)\s*(?:env|printenv|cat\s+[^)`\n]{0,60}?"
+                  r"%(SECRET_FILE)s)"),
+    (EXFIL, "sh", r"(?:nc|ncat|netcat|socat|telnet)\b[^\n|]{0,60}<\s*\S{0,40}?%(SECRET_FILE)s"
+                  r"|%(SECRET_FILE)s[^\n]{0,20}>\s*/dev/(?:tcp|udp)/|(?:scp|rsync)\b[^\n]{0,40}%(SECRET_FILE)s[^\n]{0,40}?\s[\w.-]+@[\w.-]+:"),
+    (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|paste|transmit|e-?mail|copy|pipe|share"
+                  r"|submit|dump)\b.{0,60}?%(SECRET)s.{0,60}?%(DEST)s"),
+    (EXFIL, "ko", r"%(KO_SECRET)s[^.。!?]{0,40}?%(DEST)s[^.。!?]{0,20}?%(KO_SEND)s"
+                  r"|%(DEST)s[^.。!?]{0,20}?%(KO_SECRET)s[^.。!?]{0,20}?%(KO_SEND)s"),
+    (EXFIL, "zh", r"%(ZH_SECRET)s[^。!?！？]{0,30}?%(ZH_SEND)s[^。!?！？]{0,30}?%(DEST)s"),
+    # -- covert action ----------------------------------------------------------------------
+    (COVERT, "en", r"(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't) (?:ever )?(?:tell"
+                   r"|inform|mention (?:this|it|anything)(?: to)?|say (?:anything|a word)(?: to)?"
+                   r"|reveal (?:this|it)(?: to)?) %(WHO)s(?! to\b)"
+                   r"|(?:do not|don't|dont|never) let %(WHO)s (?:know|find out|notice|see (?:this|it))"),
+    (COVERT, "en", r"without (?:telling|informing|notifying|alerting) %(WHO)s[^.!?]{0,40}?%(ACTION)s"
+                   r"|%(ACTION)s[^.!?]{0,40}?without (?:telling|informing|notifying|alerting) %(WHO)s"
+                   r"|(?:secretly|silently|covertly|stealthily|quietly) (?:go |also |then |just )?%(ACTION)s"
+                   r"|(?:hide|conceal|keep) (?:this|it|that|these|the \w+|your \w+)(?: a)?(?: secret| hidden)?"
+                   r" from %(WHO)s|behind (?:the )?user's back"),
+    (COVERT, "ko", r"사용자(?:에게|한테|께)[^.。!?]{0,12}?(?:알리지|알려 ?주지|보고하지) ?(?:말|마|않)"
+                   r"|사용자(?:에게|한테|께)(?:는)? ?(?:말하지|얘기하지|이야기하지) ?(?:말|마|않)"
+                   r"|사용자 ?(?:몰래|모르게)|사용자가 모르게"),
+    (COVERT, "zh", r"(?:不要|别|別|不许|不許|不准|不準|切勿|不得|无需|無需)(?:告诉|告訴|通知|告知|透露给|透露給)"
+                   r"(?:用户|用戶|使用者|任何人)(?=$|[，。,.！!；;]|这|這|此|关于|關於|有关|有關|任何|你|我们|我們)"
+                   r"|(?:不要|别|別)让(?:用户|用戶|使用者)知道|(?:不要|别|別)讓(?:用户|用戶|使用者)知道"
+                   r"|(?:瞒着|瞞著|背着|背著)(?:用户|用戶|使用者)|在(?:用户|用戶|使用者)不知情"
+                   r"|(?:悄悄|偷偷|秘密|暗中)地?(?:推送|删除|刪除|发送|發送|执行|執行|运行|運行|安装|安裝|上传|上傳"
+                   r"|提交)"),
+)
+
+# a negation right before a prose exfiltration match: "never send", "不要把"
+_NEGATED = r"(?:\bnever|\bnot|n't|\bno|不要|别|別|禁止|切勿|不得|不能|严禁|嚴禁|不可|勿|不准|不許|不许)" \
+           r"(?: ever| directly| just|直接|随便|隨便|擅自|私自)? ?把?$"
+_GAP = r"[^\w.!?;。！？\n]{0,5}"
+_SCRIPTS = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}
+
+
+def _gaps(pattern: str) -> str:
+    """``pattern`` with each space outside a character class turned into a word gap."""
+    out, in_class, escaped = [], False, False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "[" and not in_class:
+            in_class = True
+        elif ch == "]" and in_class:
+            in_class = False
+        elif ch == " " and not in_class:
+            ch = _GAP
+        out.append(ch)
+    return "".join(out)
+
+
+@cache
+def _compiled() -> tuple[list[tuple[str, str, re.Pattern]], re.Pattern, dict[str, re.Pattern], frozenset[str]]:
+    """The rule table compiled (once, on first use): spaces become word gaps, fragments filled;
+    and the words the rules spell (with their prefixes: "instruction" for "instructions?"),
+    which guide the leetspeak reading."""
+    sources = [(kind, lang, pattern % _PARTS) for kind, lang, pattern in _RULES]
+    rules = [(kind, lang, re.compile(_gaps(source))) for kind, lang, source in sources]
+    spelled = re.findall(r"[a-z]{3,}", re.sub(r"\\[a-zA-Z]", " ", " ".join(s for *_, s in sources)))
+    words = frozenset(w[:n] for w in spelled for n in range(3, len(w) + 1))
+    return rules, re.compile(_NEGATED), {k: re.compile(v) for k, v in _SCRIPTS.items()}, words
+
+
+def _find(rules, negated, scripts, forms):
+    """The first (kind, reading, start, end) a rule finds, reading by reading, plain first."""
+    present = {lang: bool(rx.search(forms["plain"])) for lang, rx in scripts.items()}
+    for name, form in forms.items():
+        for kind, lang, pattern in rules:
+            if (lang == "sh") != (name == "lines") or not present.get(lang, True):
+                continue
+            for match in pattern.finditer(form):
+                if kind == EXFIL and lang != "sh" and negated.search(form, max(0, match.start() - 16),
+                                                                     match.start()):
+                    continue
+                return kind, name, match.start(), match.end()
+    return None
+
+
+def _source(text: str, name: str, span: tuple[int, int], words: frozenset[str]) -> str:
+    """The part of ``text`` that reading ``name`` turned into ``span``: a reading grows with
+    its input, so bisect on its length over prefixes of ``text``."""
+    start, end = span
+    render = lambda i: reading(name, text[:i], words)  # noqa: E731
+    steps = range(len(text) + 1)
+    first = max(bisect.bisect_left(steps, True, key=lambda i: len(render(i)) > start) - 1, 0)
+    last = max(bisect.bisect_left(steps, True, key=lambda i: len(render(i)) >= end), first)
+    wanted = reading(name, text, words)[start:end]
+    for _ in range(8):  # a letter-spaced run reads shorter until it ends: widen a little
+        if last >= len(text) or render(last)[start:end] == wanted:
+            break
+        last += 1
+    return text[first:last]
+
+
+def _quote(text: str, name: str, span: tuple[int, int], words: frozenset[str], fallback: str) -> str:
+    """What to show: the original words, controls and invisibles out, one line, 80 characters."""
+    shown = " ".join(strip_controls(_source(text, name, span, words)).split())
+    shown = "".join(ch for ch in shown if ch.isprintable()) or fallback
+    return shown[:80]
 
 
 def injection_risk(text: str) -> str | None:
     """Why ``text`` reads as an attempt to steer the agent, or None."""
-    for kind, pattern in _RISKS:
-        match = pattern.search(text or "")
-        if match:
-            return f"{kind}: \"{match.group(0).strip()[:80]}\""
-    return None
+    if not text:
+        return None
+    rules, negated, scripts, words = _compiled()
+    forms = readings(text, words)
+    found = _find(rules, negated, scripts, forms)
+    if found is None:
+        return None
+    kind, name, start, end = found
+    return f'{kind}: "{_quote(text, name, (start, end), words, forms[name][start:end].strip())}"'

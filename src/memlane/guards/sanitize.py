@@ -30,8 +30,8 @@ In order:
    and typographic quotes fold to ASCII ones;
 8. lower case; 9. all whitespace (newlines, U+2028, ...) collapsed to one space.
 
-``readings`` adds two more: leetspeak folded inside words (``1gn0r3`` -> ``ignore``; ``1`` read
-once as ``i`` and once as ``l``) and letter-spacing collapsed (``i g n o r e``, ``I.g.n.o.r.e``
+``readings`` adds two more: leetspeak folded inside words (``1gn0r3`` -> ``ignore``, ``ru1es``
+-> ``rules``) and letter-spacing collapsed (``i g n o r e``, ``I.g.n.o.r.e``
 -> ``ignore``; a double space still separates words). Screening every reading is the defence
 OWASP's LLM01 (prompt injection) asks for against stored, indirect injection. Patterns are
 compiled on first use, never at import (the hook path counts import time).
@@ -40,11 +40,12 @@ compiled on first use, never at import (the hook path counts import time).
 from __future__ import annotations
 
 import html
+import itertools
 import re
 import unicodedata
 from functools import cache
 
-__all__ = ["is_one_line", "line_break_chars", "normalise", "readings", "strip_controls"]
+__all__ = ["is_one_line", "line_break_chars", "normalise", "reading", "readings", "strip_controls"]
 
 # Latin letter -> its look-alikes, written as escapes so a reviewer can tell them apart.
 _LOOKALIKES = {
@@ -99,7 +100,7 @@ _LOOKALIKES = {
     "'": "\u2018\u2019\u201b\u02bc\u2032",  # typographic apostrophes and prime
     '"': "\u201c\u201d\u201f\u2033",        # typographic double quotes and double prime
 }
-_LEET = {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
+_LEET_TABLE = str.maketrans({"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})  # 1: i or l
 _NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "CHARACTER TABULATION",
           "\v": "LINE TABULATION", "\f": "FORM FEED", "\x00": "NULL", "\x1b": "ESCAPE",
           "\x1c": "INFORMATION SEPARATOR FOUR", "\x1d": "INFORMATION SEPARATOR THREE",
@@ -107,8 +108,17 @@ _NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "CHARACTER TABULATIO
           "\x7f": "DELETE", "\x85": "NEXT LINE"}
 
 
-_C0_C1_BIDI_TAGS = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                    "\U000e0000-\U000e007f]")
+_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f"
+_INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+              "\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef")
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+# where a letter may carry a diacritic or be a look-alike: Latin-1 to Latin Extended-B, IPA,
+# Greek, Cyrillic, Armenian, Cherokee, phonetic extensions, Latin Extended Additional, Greek
+# Extended, quotes and primes, letterlike symbols, Latin Extended-D
+_FOLDABLE = ("\u00c0-\u024f\u0250-\u02af\u02bc\u0370-\u058f\u13a0-\u13ff\u1d00-\u1dbf\u1e00-\u1fff"
+             "\u2018-\u201f\u2032\u2033\u212e\ua720-\ua7ff" + _MARKS)
+_SEP, _TOKEN = r"[ .\-_*+~/·•]", r"[\w@$]"
 
 
 @cache
@@ -116,33 +126,37 @@ def _re() -> dict[str, re.Pattern]:
     """Every pattern this module uses, compiled once, on first use."""
     csi, esc = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?", r"\x1b[ -/]*[0-~]?"
     return {
-        # for display: a string sequence (OSC, DCS, SOS, PM, APC) goes with its payload,
-        # up to its terminator (BEL or ST) or the end of the line
+        # for display: a string sequence (OSC, DCS, SOS, PM, APC) goes with its payload, up to
+        # its terminator (BEL or ST) or the end of the line
         "controls": re.compile(rf"{csi}|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c\n]*"
-                               rf"(?:\x07|\x1b\\|\x9c)?|{esc}|{_C0_C1_BIDI_TAGS}"),
+                               rf"(?:\x07|\x1b\\|\x9c)?|{esc}|[{_CONTROLS}]"),
         # for screening: the payload of a string sequence is text a model reads, so it stays
-        "screen": re.compile(rf"{csi}|{esc}|{_C0_C1_BIDI_TAGS}"),
+        "screen": re.compile(rf"{csi}|{esc}|[{_CONTROLS}]"),
         "breaks": re.compile(r"[\r\v\f\x1c-\x1e\x85]|<br\s*/?>", re.I),
+        "suspect": re.compile(rf"[{_CONTROLS}]|<br", re.I),
         "tags": re.compile(r"[\U000e0020-\U000e007e]"),
-        "invisible": re.compile(                                        # Cf, variation selectors
-            "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180b-\u180f"
-            "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb"
-            "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-            "\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"),
-        "marks": re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]"),
-        "space": re.compile(r"\s+"),
-        "leet": re.compile(r"(?<![a-z0-9@$])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]+"),
-        "spaced": re.compile(r"(?<![\w@$])[\w@$](?:[ .\-_*+~/·•][\w@$])+(?![\w@$])"),
-        "spacer": re.compile(r"[ .\-_*+~/·•]"),
+        "invisible": re.compile(f"[{_INVISIBLE}]"),
+        "foldable": re.compile(f"[{_FOLDABLE}]"),
+        "leet": re.compile(r"[a-z][013457@$]|[013457@$][a-z]"),
+        "token": re.compile(r"[a-z0-9@$]*"),
+        "token_end": re.compile(r"[a-z0-9@$]*\Z"),
+        "spaced_hint": re.compile(f"{_SEP}{_TOKEN}{_SEP}{_TOKEN}(?:{_SEP}|(?!{_TOKEN}))"),
+        "spaced": re.compile(rf"(?<!{_TOKEN}){_TOKEN}(?:{_SEP}{_TOKEN}){{2,}}(?!{_TOKEN})"),
+        "spacer": re.compile(_SEP),
     }
 
 
 @cache
-def _tables() -> tuple[dict, dict, dict]:
-    """str.translate tables: look-alikes -> Latin, tag characters -> ASCII, leetspeak."""
-    fold = {ord(c): latin for latin, alikes in _LOOKALIKES.items() for c in alikes}
-    tags = {cp: chr(cp - 0xE0000) for cp in range(0xE0020, 0xE007F)}
-    return fold, tags, {ord(k): v for k, v in _LEET.items()}
+def _lookalikes() -> dict[str, str]:
+    """Look-alike -> Latin letter (or ASCII quote)."""
+    return {c: latin for latin, alikes in _LOOKALIKES.items() for c in alikes}
+
+
+@cache
+def _fold(ch: str) -> str:
+    """One character read plainly: diacritics dropped, a look-alike as its Latin letter."""
+    bare = "".join(c for c in unicodedata.normalize("NFD", ch) if not unicodedata.combining(c))
+    return "".join(_lookalikes().get(c, c) for c in bare)
 
 
 def strip_controls(text: str) -> str:
@@ -168,27 +182,29 @@ def is_one_line(text: str, *, allow_tab: bool = True) -> bool:
 
 
 def prepare(text: str) -> str:
-    """Steps 1-8 of the normalisation: ``normalise`` without the whitespace collapse, so
-    line structure survives (the shell rules read line by line)."""
+    """Steps 1-8 of the normalisation: ``normalise`` without the whitespace collapse, so line
+    structure survives (the shell rules read line by line). Each step first looks whether it
+    has anything to do: most notes are plain text and cost a few scans."""
     rx, text = _re(), text or ""
     if "&" in text:
         text = html.unescape(text)
     wide = not text.isascii()
     if wide and rx["tags"].search(text):
-        text = text.translate(_tables()[1])
-    text = rx["screen"].sub("", rx["breaks"].sub("\n", text))
+        text = rx["tags"].sub(lambda m: chr(ord(m.group(0)) - 0xE0000), text)
+    if rx["suspect"].search(text):
+        text = rx["screen"].sub("", rx["breaks"].sub("\n", text))
     if wide:
-        text = rx["invisible"].sub("", unicodedata.normalize("NFKC", text))
-        decomposed = unicodedata.normalize("NFD", text)
-        if rx["marks"].search(decomposed):
-            text = unicodedata.normalize("NFC", rx["marks"].sub("", decomposed))
-        text = text.translate(_tables()[0])
+        text = unicodedata.normalize("NFKC", text)
+        if rx["invisible"].search(text):
+            text = rx["invisible"].sub("", text)
+        for ch in set(rx["foldable"].findall(text)):
+            text = text.replace(ch, _fold(ch))
     return text.lower()
 
 
 def collapse(text: str) -> str:
-    """Every run of whitespace (line breaks included) as one space."""
-    return _re()["space"].sub(" ", text)
+    """Every run of whitespace (line breaks included) as one space, none at either end."""
+    return " ".join(text.split())
 
 
 def normalise(text: str) -> str:
@@ -196,38 +212,65 @@ def normalise(text: str) -> str:
     return collapse(prepare(text))
 
 
-def deleet(text: str, one: str = "i") -> str:
-    """Leetspeak folded inside words that mix letters with 0 1 3 4 5 7 @ $ (``1`` as ``one``);
-    a number on its own stays a number."""
-    table = {**_tables()[2], ord("1"): one}
-    return _re()["leet"].sub(lambda m: m.group(0).translate(table), text)
+def _unleet(token: str, words: frozenset[str] | None) -> str | None:
+    """``token`` with leetspeak folded, or None when ``words`` is given and no folding is one
+    of them. ``1`` reads as ``i`` or ``l``, whichever makes a word."""
+    token = token.translate(_LEET_TABLE)
+    ones = token.count("1")
+    for letters in itertools.product("il", repeat=ones if ones <= 4 else 0):
+        spelled = token.replace("1", "{}").format(*letters)
+        if words is None or spelled in words:
+            return spelled
+    return token.replace("1", "i") if words is None else None
+
+
+def deleet(text: str, words: frozenset[str] | None = None) -> str:
+    """Leetspeak folded inside words that mix letters with 0 1 3 4 5 7 @ $ (a number on its
+    own stays a number): all of them, or, given ``words``, only those that then spell one
+    of ``words`` ("1gn0r3" -> "ignore", "ru1es" -> "rules"; "v0" and "sha256" stay)."""
+    rx, pieces, last, done = _re(), [], 0, 0
+    for pair in rx["leet"].finditer(text):
+        if pair.start() < done:
+            continue
+        start = rx["token_end"].search(text, max(0, pair.start() - 40), pair.start()).start()
+        done = rx["token"].match(text, pair.end()).end()
+        folded = _unleet(text[start:done], words)
+        if folded is not None:
+            pieces += [text[last:start], folded]
+            last = done
+    return "".join(pieces) + text[last:] if pieces else text
 
 
 def despace(text: str) -> str:
-    """Letter-spacing collapsed: single characters joined by single spaces, dots, dashes or
-    the like become one word (``i g n o r e`` -> ``ignore``); two spaces still part words."""
+    """Letter-spacing collapsed: three or more single characters joined by single spaces,
+    dots, dashes or the like become one word (``i g n o r e`` -> ``ignore``); two spaces still
+    part words."""
     rx = _re()
+    if not rx["spaced_hint"].search(text):
+        return text
     return rx["spaced"].sub(lambda m: rx["spacer"].sub("", m.group(0)), text)
 
 
-# name -> how that reading is made from the raw text (the guard maps matches back with it)
-READINGS = {
-    "lines": prepare,
-    "plain": normalise,
-    "leet": lambda t: deleet(normalise(t)),
-    "leet-l": lambda t: deleet(normalise(t), "l"),
-    "spaced": lambda t: collapse(deleet(despace(prepare(t)))),
-}
+def reading(name: str, text: str, words: frozenset[str] | None = None) -> str:
+    """One reading of ``text``: ``lines`` (normalised, line breaks kept), ``plain``
+    (normalised), ``leet`` (plain, leetspeak folded when it spells one of ``words``) or
+    ``spaced`` (letter-spacing collapsed, then all leetspeak folded)."""
+    if name == "lines":
+        return prepare(text)
+    if name == "spaced":
+        return collapse(deleet(despace(prepare(text))))
+    plain = normalise(text)
+    return deleet(plain, words) if name == "leet" else plain
 
 
-def readings(text: str) -> dict[str, str]:
-    """Every reading of ``text`` the guard screens, by name; a reading equal to one before it
-    is left out. ``lines`` keeps line breaks, the rest are one line."""
+def readings(text: str, words: frozenset[str] | None = None) -> dict[str, str]:
+    """Every reading of ``text``, by name (see ``reading``); one equal to a reading before it,
+    or ``spaced`` when there is no letter-spacing, is left out."""
     pre = prepare(text)
     plain = collapse(pre)
     out = {"lines": pre, "plain": plain}
-    for name, form in (("leet", deleet(plain)), ("leet-l", deleet(plain, "l")),
-                       ("spaced", collapse(deleet(despace(pre))))):
-        if form not in out.values():
-            out[name] = form
+    if (leet := deleet(plain, words)) != plain:
+        out["leet"] = leet
+    if (spaced := despace(pre)) != pre and (spaced := collapse(deleet(spaced))) not in out.values():
+        out["spaced"] = spaced
     return out

@@ -11,9 +11,10 @@ prefix the rule is that exact format; the assignment rules (``DB_PASSWORD=…``,
 (not a placeholder such as ``$VAR`` or ``<token>``, not a bare identifier, and — for names
 like ``token`` or ``key`` — random-looking) before it counts.
 
-Cost: patterns compile on first use, not at import (the hook path measures import time), and
-each rule runs only when one of its keywords occurs in the text, so a note without any secret
-costs a few lower-cased substring scans plus the handful of rules that have no keyword.
+Cost: nothing compiles at import (the hook path measures import time); the rules compile on
+first use. Every rule names keywords; one pass of substring checks over the lower-cased text
+finds which occur, and a rule runs only on the lines that hold one of its own — so a note
+without a secret costs those checks plus a few regex scans over a handful of lines.
 """
 
 from __future__ import annotations
@@ -38,19 +39,21 @@ class Finding:
     line: int
 
 
-# --- the checks an assigned value must pass ---------------------------------------------
-_PLACEHOLDER = re.compile(
-    r"(?i)(?:[$<%]|\{\{|\[redacted|\*\*\*|xxx|\.\.\.|\u2026|your[_-]).*"
-    r"|none|null|nil|true|false|yes|no|on|off|~|-|\S*example\S*|")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_.]*(?:\(\))?")  # password=password, token=self.token
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_PATH_OR_URL = re.compile(r"(?:~|\.{1,2})?/|[a-z][a-z0-9+.-]*://", re.I)
-_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+.][\w.]*)?", re.I)
-_TYPE_NAME = re.compile(r"(?:str|string|bytes|int|bool|SecretStr|Secret|Optional|None)\b")
+# --- the checks an assigned value must pass (pattern sources, compiled by ``_re`` on first use)
+_PLACEHOLDER = (r"(?i)(?:[$<%]|\{\{|\[redacted|\*\*\*|xxx|\.\.\.|\u2026|your[_-]).*"
+                r"|none|null|nil|true|false|yes|no|on|off|~|-|\S*example\S*|value|string|secret|password|token|")
+_IDENTIFIER = r"[A-Za-z_][A-Za-z_.]*(?:\(\))?"  # password=password, token=self.token
+_DOTTED = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"
+_PATH_OR_URL = r"(?i)(?:~|\.{1,2})?/|[a-z][a-z0-9+.-]*://"
+_VERSION = r"(?i)v?\d+(?:\.\d+)+(?:[-+.][\w.]*)?"
+_TYPE_NAME = r"(?:str|string|bytes|int|bool|SecretStr|Secret|Optional|None)\b"
+
+
+_re = cache(re.compile)
 
 
 def _placeholder(value: str) -> bool:
-    return bool(_PLACEHOLDER.fullmatch(value)) or REDACTED in value
+    return bool(_re(_PLACEHOLDER).fullmatch(value))  # this covers "[redacted secret]" too
 
 
 def _entropy(value: str) -> float:
@@ -60,9 +63,9 @@ def _entropy(value: str) -> float:
 
 def _plausible(value: str, quoted: bool) -> bool:
     """Random-looking enough to be a token or key: long, mixed classes, high entropy."""
-    if len(value) < 8 or _placeholder(value) or _PATH_OR_URL.match(value):
+    if len(value) < 8 or _placeholder(value) or _re(_PATH_OR_URL).match(value):
         return False
-    if _DOTTED.fullmatch(value) or _VERSION.fullmatch(value) or " " in value:
+    if _re(_DOTTED).fullmatch(value) or _re(_VERSION).fullmatch(value) or " " in value:
         return False
     classes = sum(any(f(c) for c in value) for f in (str.islower, str.isupper, str.isdigit))
     return classes >= 2 and _entropy(value) >= 3.0
@@ -78,17 +81,17 @@ def _any(value: str, quoted: bool) -> bool:
     neither a bare identifier (``password=password``) nor a path."""
     if _placeholder(value.strip()):
         return False
-    return quoted or not (_IDENTIFIER.fullmatch(value) or _PATH_OR_URL.match(value))
+    return quoted or not (_re(_IDENTIFIER).fullmatch(value) or _re(_PATH_OR_URL).match(value))
 
 
 def _env(value: str, quoted: bool) -> bool:
     """``SOME_TOKEN=value``: anything but a placeholder, a path or a short number."""
-    return not (_placeholder(value) or _PATH_OR_URL.match(value) or (value.isdigit() and len(value) < 16))
+    return not (_placeholder(value) or _re(_PATH_OR_URL).match(value) or (value.isdigit() and len(value) < 16))
 
 
 def _line(value: str, quoted: bool) -> bool:
     """``password: a value with spaces`` (YAML): the whole value, unless a type annotation."""
-    return not (_placeholder(value) or _TYPE_NAME.match(value))
+    return not (_placeholder(value) or _re(_TYPE_NAME).match(value))
 
 
 def _header(value: str, quoted: bool) -> bool:
@@ -99,10 +102,11 @@ def _header(value: str, quoted: bool) -> bool:
 # name pieces shared by the assignment rules; matched case-insensitively
 _PW_WORDS = r"(?:password|passwd|passphrase|secret|credentials?|[_.-]pwd)"
 _TOKEN_WORDS = r"(?:token|key|auth|[_.-]pass)"
-_SEP = r"(?:=(?!=)|:=|=>|:(?!:))[ \t]*"
-_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`,;&()\[\]{}<>]+)"
+_SEP = r"(?:=(?!=)|:=|=>|:(?!:)|\uff1a)[ \t]*"  # \uff1a: a full-width colon
+_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|[^\s\"'`,;&()\[\]{}<>]+)"
 _ENV_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;&|]+)"
 _HEX32 = r"[0-9a-f]{32}"
+_CJK_WORDS = ("密码", "口令", "密钥", "秘钥", "令牌", "パスワード", "비밀번호")  # password, key…
 
 #: (family, keywords, pattern, secret group, value check). A rule runs only on the lines that
 #: hold one of its keywords (lower case, or as written when it has a capital; each rule's match
@@ -160,14 +164,16 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("Docker registry auth", ("login",),
      r"(?i)\b(?:docker|podman|buildah)\s+login\b[^\n]*?\s(?:-p|--password)[ \t=]+[\"']?([^\s\"']+)", 1, _given),
     ("Discord token", ("webhooks",), r"discord(?:app)?\.com/api/webhooks/\d+/([A-Za-z0-9_-]{40,})", 1, None),
-    ("Discord token", ("discord", "bot"), r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b", 0, None),
+    ("Discord token", ("discord", "bot", "token"),
+     r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b", 0, None),
     ("Telegram bot token", (":A",), r"(?<![\w:])\d{8,10}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", 0, None),
-    ("Teams webhook", ("webhook.office.com",), r"\.webhook\.office\.com/webhookb2/(\S+)", 1, None),
+    ("Teams webhook", ("webhook.office.com",), r"\.webhook\.office\.com/webhookb2/([A-Za-z0-9@/_.-]{20,})", 1, None),
     ("Atlassian API token", ("atatt3",), r"\bATATT3[A-Za-z0-9_=-]{100,}", 0, None),
     ("Databricks token", ("dapi",), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0, None),
     ("Doppler token", ("dp.",), r"\bdp\.(?:pt|st|ct|sa|scim)\.[A-Za-z0-9]{40,}", 0, None),
     ("Dynatrace token", ("dt0c01",), r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b", 0, None),
-    ("Grafana token", ("glc_", "glsa_"), r"\bglc_[A-Za-z0-9+/]{32,}={0,2}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b", 0, None),
+    ("Grafana token", ("glc_", "glsa_"),
+     r"\bglc_[A-Za-z0-9+/]{32,}={0,2}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b", 0, None),
     ("HashiCorp token", ("hvs.", "hvb.", "atlasv1"),
      r"\bhv[sb]\.[A-Za-z0-9_-]{24,}|\b[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", 0, None),
     ("Linear API key", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}\b", 0, None),
@@ -200,10 +206,11 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("API key or token", ("token", "key", "auth"),
      rf"(?<![A-Za-z0-9])(?:TOKEN|KEY|APIKEY|AUTH)=(?!=){_ENV_VALUE}", 1, _env),
     ("password or secret", ("pass", "secret", "pwd"),
-     r"(?im)^[ \t]*(?:[-*][ \t]+)?([\"']?)[\w.-]*?(?:password|passwd|passphrase|secret|[_.-]pwd)\1[ \t]*:[ \t]+"
-     r"(\S[^\r\n]*?)[ \t]*$", 2, _line),
+     r"(?im)^[ \t]*(?:[-*][ \t]+)?([\"']?)[\w.-]*?(?:password|passwd|passphrase|secret|[_.-]pwd)\1"
+     r"[ \t]*(?::[ \t]+|\uff1a[ \t]*)(\S[^\r\n]*?)[ \t]*$", 2, _line),
     ("password or secret", ("pass", "secret", "pwd", "credential"),
      rf"(?i){_PW_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _any),
+    ("password or secret", _CJK_WORDS, rf"(?:{'|'.join(_CJK_WORDS)})[ \t]*{_SEP}([!-~]+)", 1, _any),
     ("API key or token", ("token", "key", "auth", "pass"),
      rf"(?i){_TOKEN_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _plausible),
 )

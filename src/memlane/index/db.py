@@ -446,6 +446,12 @@ class Index:
             "SELECT c.hash, min(c.text) FROM chunks c LEFT JOIN embeddings e"
             " ON e.model = ? AND e.hash = c.hash WHERE e.hash IS NULL GROUP BY c.hash", (model,)).fetchall()
 
+    def pending_count(self, model: str) -> int:
+        """How many distinct chunk texts still lack a vector for ``model``."""
+        return self.conn.execute(
+            "SELECT count(DISTINCT c.hash) FROM chunks c LEFT JOIN embeddings e ON e.model = ? AND e.hash = c.hash"
+            " WHERE e.hash IS NULL", (model,)).fetchone()[0]
+
     def store_embeddings(self, model: str, hashes: list[str], vectors) -> None:
         import numpy as np
 
