@@ -152,3 +152,33 @@ def test_exclude_pattern_forms(tmp_path):
     assert excluded_by(["personal/*"], root / "personal/x/y.md", "personal/x/y.md") == "personal/*"
     assert excluded_by(["/m/secret/*"], root / "secret/k.md", "secret/k.md") == "/m/secret/*"
     assert excluded_by(["*.secret.md", " "], root / "keys.md", "keys.md") is None
+
+
+@pytest.mark.parametrize("flag", ["private: true", "Private: true", "PRIVATE: yes",
+                                  "metadata:\n  type: user\n  private: true", "metadata:\n  Private: 'on'"])
+def test_every_spelling_of_the_private_flag_is_private(tmp_path, flag):
+    store = tmp_path / "store"
+    write_note(store, "user_keys.md", f"---\nname: user_keys\ndescription: where the deploy keys live\n"
+               f"type: user\n{flag}\n---\n{SECRET}\n")
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        assert mem.recall("where do the deploy keys live", include_private=False) == []
+        assert mem.recall("where do the deploy keys live")[0]["private"] is True
+
+
+def test_an_index_built_by_an_older_reader_is_read_again(tmp_path, monkeypatch):
+    import memlane.index.unit
+    import memlane.memory
+    import memlane.store.note as note_module
+
+    store = tmp_path / "store"
+    write_note(store, "user_keys.md", "---\nname: user_keys\ndescription: where the deploy keys live\ntype: user\n"
+               f"metadata:\n  private: true\n---\n{SECRET}\n")
+    index = tmp_path / "i.sqlite"
+    with monkeypatch.context() as older:  # a memlane that read only a top-level `private:`
+        older.setattr(note_module, "_flag", lambda fields, meta, name: fields.get(name))
+        for module in (memlane.index.unit, memlane.memory):
+            older.setattr(module, "PARSER_VERSION", "1")
+        with Memory([store], embedder="none", index_path=index) as mem:
+            assert mem.recall("where do the deploy keys live", include_private=False)  # the old leak
+    with Memory([store], embedder="none", index_path=index) as mem:  # the same files, today's reader
+        assert mem.recall("where do the deploy keys live", include_private=False) == []

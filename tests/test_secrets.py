@@ -159,7 +159,8 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
     "password in command line": [(f"curl -u admin:{(p := rnd(14))} https://ci.example.com/api/json", p),
                                  (f"curl --user deploy:{(p2 := 'pa55-' + rnd(6))} -X POST https://x", p2)],
     "password or secret": [
-        ("DB_PASSWORD=hunter2", "hunter2"), ("export REDIS_PASSWD='p@ss w0rd'", "p@ss w0rd"),
+        ("DB_PASSWORD=hunter2", "hunter2"), ("DB_PASSWORD=123456", "123456"), ("password: 1234", "1234"),
+        ("export REDIS_PASSWD='p@ss w0rd'", "p@ss w0rd"),
         (f"SLACK_SIGNING_SECRET={(s := rnd(32, HEX))}", s), ("SMTP_PASS=letmein99", "letmein99"),
         ("password: some value with spaces", "some value with spaces"),
         ('  secret: "a quoted value"', "a quoted value"), ("- db_password: correct horse battery", "correct horse battery"),
@@ -212,7 +213,10 @@ FALSE_POSITIVES = [
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx4cWJ1c3RlcnNlY3JldHM0ZnVuYW5kcHJvZml0 bob@laptop",
     "at 2024-01-01T10:00:00Z on 127.0.0.1:8080", "description: Key CI caches on the lockfile hash",
     "recall: [upload session, resume token, ferryctl sessions]", "password: example", "KEY=value",
-    "docker run -u 1000:1000 image", "Tip: the admin password: ask the on-call lead", "credentials are in the 1Password vault", "密钥：请看 1Password 里的条目",
+    "docker run -u 1000:1000 image", '{"secret":3595,"password":20786,"credentials":22496}',
+    '    "SECRET": r"(?:\\benv\\b|\\bsecrets?\\b)",', '    "password": os.environ["DB_PASSWORD"],',
+    "cfg:\\n  credentials:\\n    credential1:\\n", "Status: open\\nKey:\\nCHS52223992\\nSummary:", "MAX_TOKEN=4096",
+    "Tip: the admin password: ask the on-call lead", "credentials are in the 1Password vault", "密钥：请看 1Password 里的条目",
 ]
 
 

@@ -26,6 +26,7 @@ from .lifecycle.usage import Usage, state_of, unit_states
 from .recall import RecallOutcome, RecallPlan, run_recall
 from .retrieve import matched_fields
 from .store import StoreSpec, discover_claude_memory, git_root, load_snapshot, scope_rank
+from .store.note import PARSER_VERSION
 from .store.scan import ParseCache, Skip, fingerprint
 
 log = logging.getLogger("memlane")
@@ -239,6 +240,7 @@ class Memory:
 
     def _fingerprint(self, embedder: Embedder | None) -> tuple[str, str]:
         settings = (f"{self.config.embed.long_notes}|{self.config.index.max_file_bytes}|{len(MIGRATIONS)}|{GRAPH_VERSION}|"
+                    f"{PARSER_VERSION}|"
                     f"{sorted(self.config.privacy.exclude)}|"
                     f"{sorted((str(s.path), s.scope) for s in self.specs)}")
         key = f"files:{embedder.name if embedder else '-'}"
@@ -246,6 +248,8 @@ class Memory:
 
     def _parse_cache(self) -> ParseCache:
         try:
+            if self.index.get_meta("parser") != PARSER_VERSION:
+                return ParseCache()  # parsed by an older reader: parse everything again
             return ParseCache(self.index.load_parsed())
         except (sqlite3.Error, OSError):
             return ParseCache()
@@ -253,6 +257,7 @@ class Memory:
     def _save_parse_cache(self, cache: ParseCache) -> None:
         try:
             self.index.save_parsed(cache.fresh, cache.seen)
+            self.index.set_meta("parser", PARSER_VERSION)
         except sqlite3.Error as exc:  # only a cache: the next refresh parses again
             log.info("could not record parsed notes: %s", exc)
 

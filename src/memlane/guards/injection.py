@@ -36,7 +36,7 @@ _PARTS = {
                r"|system|safety|developer|hidden)",
     "WHO": r"(?:the |your |this |any )?(?:users?|human|operator|owner|maintainer|developer|reviewer|anyone"
            r"|anybody|them|him|her)\b",
-    "ACTION": r"(?:push|force-push|delete|remove|rm|drop|send|upload|post|run|execute|install|commit|merge"
+    "ACTION": r"(?:push|force-push|delete|remove|drop|send|upload|post|run|execute|install|commit|merge"
               r"|deploy|disable|modify|change|exfiltrate|wipe|rewrite)\b",
     # a file that holds secrets; ".env" not after a word or a dot (process.env is code)
     "SECRET_FILE": r"(?:\.ssh/(?!config\b|known_hosts\b|authorized_keys\b)[\w.-]*(?<!\.pub)\b"
@@ -83,22 +83,23 @@ _RULES = (
                      r"|instructed|taught|programmed|trained)|(?:i|we) (?:told|said to|wrote) you"
                      r"|(?:above|before|prior|previously|earlier|so far|until now|up to now)(?= ?(?:[.!;,:)]|$"
                      r"|this|that|here|and\b)))"),
-    (OVERRIDE, "en", r"from now on,? you(?:'re| are| will be| shall be) (?:now )?(?:a|an|the|my|no longer"
-                     r"|free|unrestricted|called|named|dan|in|not bound|going to (?:act|be))\b"
-                     r"|from now on,? you (?:will|shall|must|should) (?:act|behave|respond|answer|pretend"
-                     r"|roleplay|play|speak) (?:as|like)\b"),
-    (OVERRIDE, "en", r"\b(?:you are now (?:a|an|the|in|no longer|free|unrestricted|jailbroken|dan|operating"
-                     r"|acting|my|called|named|root|admin|developer)\b|new system prompt\b|act as (?:root|admin"
-                     r"|the system)\b)|<\|im_start\|> ?system"),
-    (OVERRIDE, "en", r"(?:your|here are your|the following (?:are|is) your) (?:new|updated|real|actual|true)"
+    (OVERRIDE, "en", r"from now on,? you(?:'re| are| will be| shall be) (?:now )?(?:a|an|the|my|no longer|free"
+                     r"|unrestricted|called|named|dan|in|not bound|going to (?:act|be))\b|from now on,? you"
+                     r" (?:will|shall|must|should) (?:act|behave|respond|answer|pretend|roleplay|play|speak)"
+                     r" (?:as|like)\b"),
+    (OVERRIDE, "en", r"(?:you are now (?:a|an|the|in|no longer|free|unrestricted|jailbroken|dan|operating|acting"
+                     r"|my|called|named|root|admin|developer)\b|new system prompt\b|<\|im_start\|> ?system"
+                     r"|(?:dan|jailbreak) mode\b)"),
+    (OVERRIDE, "en", r"act(?<![a-z]act) as (?:root|admin|the system)\b"),  # "act", not "impact"
+    (OVERRIDE, "en", r"your (?:new|updated|real|actual|true)"
                      r" (?:%(ORDERS)s|task|role|rules|goal|objective|system prompt|persona|identity|purpose"
                      r"|mission)\b"),
-    (OVERRIDE, "en", r"(?:system|admin|developer|security)(?<!filesystem) override ?(?:[:\]!\-–—]|mode|enabled|activated"
-                     r"|engaged|initiated|in effect|accepted|authori[sz]ed|granted|protocol|command|code)"
-                     r"|developer mode\b.{0,60}(?:no|without|free of|any) (?:restrictions|limits|filters"
-                     r"|rules|guidelines|polic(?:y|ies)|censorship)|(?:act|respond|answer|reply) (?:as|in)"
-                     r" developer mode|developer mode (?:output|response)|(?:enter|enable|activate)"
-                     r" (?:dan|jailbreak|god) mode"),
+    (OVERRIDE, "en", r"(?:system|admin|developer|security)(?<!filesystem) override ?(?:[:\]!\-–—]|mode|enabled"
+                     r"|activated|engaged|initiated|in effect|accepted|authori[sz]ed|granted|protocol|command"
+                     r"|code)"),
+    (OVERRIDE, "en", r"developer mode\b.{0,60}(?:no|without|free of|any) (?:restrictions|limits|filters|rules"
+                     r"|guidelines|polic(?:y|ies)|censorship)|developer mode (?:output|response|enabled"
+                     r"|activated)"),
     (OVERRIDE, "en", r"(?:override|bypass|circumvent) (?:(?:all|any|the|your) ){0,2}(?:system prompt|safety"
                      r" (?:rules|guidelines|filters?|guardrails|measures)|guardrails|content (?:polic(?:y|ies)"
                      r"|filters?)|ethical (?:guidelines|constraints))\b"),
@@ -113,41 +114,37 @@ _RULES = (
                      r"|现在是|現在是)|你现在是一个|你現在是一個|你的新(?:指令|指示|任务|任務|角色|规则|規則)"
                      r"|(?:开发者|開發者)模式[^。]{0,20}(?:没有|沒有|无|無|不受)(?:任何)?(?:限制|过滤|過濾)"),
     # -- exfiltration -----------------------------------------------------------------------
-    (EXFIL, "sh", r"(?:cat|base64|xxd|od|gzip|zip|tar|head|tail|less|more|strings|openssl|gpg|type"
-                  r"|get-content|gc)\b[^|\n]{0,80}%(SECRET_FILE)s[^|\n]{0,40}\|[^\n]{0,80}?%(NET)s"),
+    (EXFIL, "sh", r"%(SECRET_FILE)s(?:[^|\n]{0,40}\|[^\n]{0,80}?%(NET)s|[^\n]{0,20}>\s*/dev/(?:tcp|udp)/)"),
     (EXFIL, "sh", r"(?:env|printenv|export(?: -p)?|declare -x|compgen -v|history)\s*(?:\|[^|\n]{0,40})?"
                   r"\|[^\n]{0,80}?%(NET)s|(?:env|printenv)\s*>\s*/dev/(?:tcp|udp)/"),
-    (EXFIL, "sh", r"(?:curl|wget|http|httpie|xh|invoke-webrequest|invoke-restmethod|iwr|irm)\b[^\n]{0,120}?"
-                  r"(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?|-f|--form|-t|--upload-file|--post-file"
-                  r"|--body-file|-infile|-body)\s*=?\s*['\"]?(?:[\w-]+=)?@?\s*[^\s'\"]{0,40}?%(SECRET_FILE)s"),
-    (EXFIL, "sh", r"(?:curl|wget)\b[^\n]{0,120}?(?:\$\(|`)\s*(?:env|printenv|cat\s+[^)`\n]{0,60}?"
-                  r"%(SECRET_FILE)s)"),
-    (EXFIL, "sh", r"(?:nc|ncat|netcat|socat|telnet)\b[^\n|]{0,60}<\s*\S{0,40}?%(SECRET_FILE)s"
-                  r"|%(SECRET_FILE)s[^\n]{0,20}>\s*/dev/(?:tcp|udp)/|(?:scp|rsync)\b[^\n]{0,40}%(SECRET_FILE)s[^\n]{0,40}?\s[\w.-]+@[\w.-]+:"),
-    (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|paste|transmit|e-?mail|copy|pipe|share"
+    (EXFIL, "sh", r"(?:curl|wget|invoke-webrequest|invoke-restmethod)\b[^\n]{0,120}?(?:-d|--data"
+                  r"(?:-binary|-raw|-urlencode|-ascii)?|-f|--form|-t|--upload-file|--post-file|--body-file"
+                  r"|-infile|-body)\s*=?\s*['\"]?(?:[\w-]+=)?@?\s*[^\s'\"]{0,40}?%(SECRET_FILE)s"
+                  r"|(?:curl|wget)\b[^\n]{0,120}?(?:\$\(|`)\s*(?:env|printenv|cat\s+[^)`\n]{0,60}?%(SECRET_FILE)s)"),
+    (EXFIL, "sh", r"(?:nc|ncat|netcat|socat|telnet)\b[^\n|]{0,60}<\s*\S{0,40}?%(SECRET_FILE)s"),
+    (EXFIL, "sh", r"(?:scp|rsync)\b[^\n]{0,40}%(SECRET_FILE)s[^\n]{0,40}?\s[\w.-]+@[\w.-]+:"),
+    (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|paste|transmit|email|e-mail|copy|pipe|share"
                   r"|submit|dump)\b.{0,60}?%(SECRET)s.{0,60}?%(DEST)s"),
-    (EXFIL, "ko", r"%(KO_SECRET)s[^.。!?]{0,40}?%(DEST)s[^.。!?]{0,20}?%(KO_SEND)s"
-                  r"|%(DEST)s[^.。!?]{0,20}?%(KO_SECRET)s[^.。!?]{0,20}?%(KO_SEND)s"),
+    (EXFIL, "ko", r"%(KO_SECRET)s[^.。!?]{0,40}?%(DEST)s[^.。!?]{0,20}?%(KO_SEND)s"),
+    (EXFIL, "ko", r"(?:https?://|ftp://|webhook)[^.。!?]{0,40}?%(KO_SECRET)s[^.。!?]{0,20}?%(KO_SEND)s"),
     (EXFIL, "zh", r"%(ZH_SECRET)s[^。!?！？]{0,30}?%(ZH_SEND)s[^。!?！？]{0,30}?%(DEST)s"),
     # -- covert action ----------------------------------------------------------------------
-    (COVERT, "en", r"(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't) (?:ever )?(?:tell"
-                   r"|inform|mention (?:this|it|anything)(?: to)?|say (?:anything|a word)(?: to)?"
-                   r"|reveal (?:this|it)(?: to)?) %(WHO)s(?! to\b)"
-                   r"|(?:do not|don't|dont|never) let %(WHO)s (?:know|find out|notice|see (?:this|it))"),
-    (COVERT, "en", r"without (?:telling|informing|notifying|alerting) %(WHO)s[^.!?]{0,40}?%(ACTION)s"
-                   r"|%(ACTION)s[^.!?]{0,40}?without (?:telling|informing|notifying|alerting) %(WHO)s"
-                   r"|(?:secretly|silently|covertly|stealthily|quietly) (?:go |also |then |just )?%(ACTION)s"
-                   r"|(?:hide|conceal|keep) (?:this|it|that|these|the \w+|your \w+)(?: a)?(?: secret| hidden)?"
-                   r" from %(WHO)s|behind (?:the )?user's back"),
+    (COVERT, "en", r"(?:do(?: not|n't|nt)|never|must(?: not|n't)|should(?: not|n't)) (?:ever )?(?:(?:tell|inform"
+                   r"|mention (?:this|it|anything)(?: to)?|say (?:anything|a word)(?: to)?|reveal (?:this|it)"
+                   r"(?: to)?) %(WHO)s(?! to\b)|let %(WHO)s (?:know|find out|notice|see (?:this|it)))"),
+    (COVERT, "en", r"without (?:telling|informing|notifying|alerting) %(WHO)s[^.!?]{0,40}?%(ACTION)s"),
+    (COVERT, "en", r"%(ACTION)s[^.!?]{0,40}?without (?:telling|informing|notifying|alerting) %(WHO)s"),
+    (COVERT, "en", r"(?:secretly|silently|covertly|stealthily|quietly) (?:go |also |then |just )?%(ACTION)s"),
+    (COVERT, "en", r"(?:hide|conceal|keep) (?:this|it|that|these|the \w+|your \w+)(?: a)?(?: secret| hidden)?"
+                   r" from %(WHO)s(?!'s)|behind (?:the )?user's back"),
     (COVERT, "ko", r"사용자(?:에게|한테|께)[^.。!?]{0,12}?(?:알리지|알려 ?주지|보고하지) ?(?:말|마|않)"
                    r"|사용자(?:에게|한테|께)(?:는)? ?(?:말하지|얘기하지|이야기하지) ?(?:말|마|않)"
                    r"|사용자 ?(?:몰래|모르게)|사용자가 모르게"),
     (COVERT, "zh", r"(?:不要|别|別|不许|不許|不准|不準|切勿|不得|无需|無需)(?:告诉|告訴|通知|告知|透露给|透露給)"
                    r"(?:用户|用戶|使用者|任何人)(?=$|[，。,.！!；;]|这|這|此|关于|關於|有关|有關|任何|你|我们|我們)"
-                   r"|(?:不要|别|別)让(?:用户|用戶|使用者)知道|(?:不要|别|別)讓(?:用户|用戶|使用者)知道"
-                   r"|(?:瞒着|瞞著|背着|背著)(?:用户|用戶|使用者)|在(?:用户|用戶|使用者)不知情"
-                   r"|(?:悄悄|偷偷|秘密|暗中)地?(?:推送|删除|刪除|发送|發送|执行|執行|运行|運行|安装|安裝|上传|上傳"
-                   r"|提交)"),
+                   r"|(?:不要|别|別)(?:让|讓)(?:用户|用戶|使用者)知道|(?:瞒着|瞞著|背着|背著)(?:用户|用戶|使用者)"
+                   r"|在(?:用户|用戶|使用者)不知情|(?:悄悄|偷偷|秘密|暗中)地?(?:推送|删除|刪除|发送|發送|执行|執行"
+                   r"|运行|運行|安装|安裝|上传|上傳|提交)"),
 )
 
 # a negation right before a prose exfiltration match: "never send", "不要把"
@@ -157,44 +154,111 @@ _GAP = r"[^\w.!?;。！？\n]{0,5}"
 _SCRIPTS = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}
 
 
-def _gaps(pattern: str) -> str:
-    """``pattern`` with each space outside a character class turned into a word gap."""
-    out, in_class, escaped = [], False, False
-    for ch in pattern:
+def _scan(source: str):
+    """(index, character, depth) for each character of a regex source outside escapes and
+    character classes; depth counts open groups."""
+    depth, in_class, escaped = 0, False, False
+    for i, ch in enumerate(source):
         if escaped:
             escaped = False
         elif ch == "\\":
             escaped = True
-        elif ch == "[" and not in_class:
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
             in_class = True
-        elif ch == "]" and in_class:
-            in_class = False
-        elif ch == " " and not in_class:
-            ch = _GAP
-        out.append(ch)
-    return "".join(out)
+        else:
+            depth += (ch == "(") - (ch == ")")
+            yield i, ch, depth
+
+
+def _gaps(source: str) -> str:
+    """``source`` with each space outside a character class turned into a word gap."""
+    spaces = {i for i, ch, _ in _scan(source) if ch == " "}
+    return "".join(_GAP if i in spaces else ch for i, ch in enumerate(source))
+
+
+def _branches(source: str) -> list[str]:
+    """The top-level alternatives of a regex source."""
+    cuts = [i for i, ch, depth in _scan(source) if ch == "|" and depth == 0]
+    return [source[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(source)])]
+
+
+def _heads(source: str) -> list[str] | None:
+    """Literals one of which every match of ``source`` starts with (up to its first word gap),
+    or None when some alternative starts otherwise. A rule is tried only on a reading that
+    holds one of its heads: most notes hold none of most rules' heads."""
+    heads: list[str] = []
+    for branch in _branches(source):
+        branch = branch.removeprefix(r"\b")
+        if branch.startswith("(?:"):
+            end = next(i for i, ch, depth in _scan(branch) if ch == ")" and depth == 0)
+            found = None if branch[end + 1:end + 2] in ("?", "*", "{") else _heads(branch[3:end])
+        else:
+            literal = re.match(r"(?:[^\\()\[\]{}|?*+.^$ ]|\\[^\w\s])+", branch)
+            text = literal.group(0) if literal else ""
+            if branch[len(text):len(text) + 1] in ("?", "*", "{"):
+                text = text[:-2] if text.endswith("\\", 0, len(text) - 1) else text[:-1]
+            found = [re.sub(r"\\(.)", r"\1", text)] if text else None
+        if not found:
+            return None
+        heads += found
+    return heads
+
+
+def _gate(heads: list[str] | None) -> list[str] | None:
+    """Heads worth looking for before the rule runs: a few, none short (a short or a long
+    list costs more to look for than the rule itself)."""
+    heads = list(dict.fromkeys(heads or ()))
+    return heads if heads and len(heads) <= 6 and min(map(len, heads)) >= 4 else None
 
 
 @cache
-def _compiled() -> tuple[list[tuple[str, str, re.Pattern]], re.Pattern, dict[str, re.Pattern], frozenset[str]]:
-    """The rule table compiled (once, on first use): spaces become word gaps, fragments filled;
-    and the words the rules spell (with their prefixes: "instruction" for "instructions?"),
-    which guide the leetspeak reading."""
-    sources = [(kind, lang, pattern % _PARTS) for kind, lang, pattern in _RULES]
-    rules = [(kind, lang, re.compile(_gaps(source))) for kind, lang, source in sources]
-    spelled = re.findall(r"[a-z]{3,}", re.sub(r"\\[a-zA-Z]", " ", " ".join(s for *_, s in sources)))
-    words = frozenset(w[:n] for w in spelled for n in range(3, len(w) + 1))
-    return rules, re.compile(_NEGATED), {k: re.compile(v) for k, v in _SCRIPTS.items()}, words
+def _source_of(index: int) -> str:
+    """Rule ``index`` with its fragments filled in."""
+    return _RULES[index][2] % _PARTS
 
 
-def _find(rules, negated, scripts, forms):
+@cache
+def _heads_of(index: int) -> list[str] | None:
+    return _gate(_heads(_source_of(index)))
+
+
+@cache
+def _pattern_of(index: int) -> re.Pattern:
+    """Rule ``index`` compiled, spaces made word gaps: on first use, so a rule whose heads
+    never occur (a Korean rule on English notes) is never compiled."""
+    return re.compile(_gaps(_source_of(index)))
+
+
+@cache
+def _words() -> frozenset[str]:
+    """The words the rules spell, with their prefixes ("instruction" for "instructions?"):
+    they guide the leetspeak reading."""
+    sources = " ".join(_source_of(i) for i in range(len(_RULES)))
+    spelled = re.findall(r"[a-z]{3,}", re.sub(r"\\[a-zA-Z]", " ", sources))
+    return frozenset(w[:n] for w in spelled for n in range(3, len(w) + 1))
+
+
+@cache
+def _helpers() -> tuple[re.Pattern, dict[str, re.Pattern]]:
+    return re.compile(_NEGATED), {k: re.compile(v) for k, v in _SCRIPTS.items()}
+
+
+def _find(forms: dict[str, str]) -> tuple[str, str, int, int] | None:
     """The first (kind, reading, start, end) a rule finds, reading by reading, plain first."""
+    negated, scripts = _helpers()
     present = {lang: bool(rx.search(forms["plain"])) for lang, rx in scripts.items()}
     for name, form in forms.items():
-        for kind, lang, pattern in rules:
+        holds: dict[str, bool] = {}
+        for index, (kind, lang, _) in enumerate(_RULES):
             if (lang == "sh") != (name == "lines") or not present.get(lang, True):
                 continue
-            for match in pattern.finditer(form):
+            heads = _heads_of(index)
+            if heads is not None and not any(holds[h] if h in holds else holds.setdefault(h, h in form)
+                                             for h in heads):
+                continue
+            for match in _pattern_of(index).finditer(form):
                 if kind == EXFIL and lang != "sh" and negated.search(form, max(0, match.start() - 16),
                                                                      match.start()):
                     continue
@@ -229,9 +293,9 @@ def injection_risk(text: str) -> str | None:
     """Why ``text`` reads as an attempt to steer the agent, or None."""
     if not text:
         return None
-    rules, negated, scripts, words = _compiled()
+    words = _words()
     forms = readings(text, words)
-    found = _find(rules, negated, scripts, forms)
+    found = _find(forms)
     if found is None:
         return None
     kind, name, start, end = found

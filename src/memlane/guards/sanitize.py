@@ -101,6 +101,7 @@ _LOOKALIKES = {
     '"': "\u201c\u201d\u201f\u2033",        # typographic double quotes and double prime
 }
 _LEET_TABLE = str.maketrans({"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})  # 1: i or l
+_SPELLABLE = frozenset("abcdefghijklmnopqrstuvwxyz013457@$")
 _NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "CHARACTER TABULATION",
           "\v": "LINE TABULATION", "\f": "FORM FEED", "\x00": "NULL", "\x1b": "ESCAPE",
           "\x1c": "INFORMATION SEPARATOR FOUR", "\x1d": "INFORMATION SEPARATOR THREE",
@@ -133,7 +134,7 @@ def _re() -> dict[str, re.Pattern]:
         # for screening: the payload of a string sequence is text a model reads, so it stays
         "screen": re.compile(rf"{csi}|{esc}|[{_CONTROLS}]"),
         "breaks": re.compile(r"[\r\v\f\x1c-\x1e\x85]|<br\s*/?>", re.I),
-        "suspect": re.compile(rf"[{_CONTROLS}]|<br", re.I),
+        "suspect": re.compile(f"[{_CONTROLS}]"),
         "tags": re.compile(r"[\U000e0020-\U000e007e]"),
         "invisible": re.compile(f"[{_INVISIBLE}]"),
         "foldable": re.compile(f"[{_FOLDABLE}]"),
@@ -191,7 +192,7 @@ def prepare(text: str) -> str:
     wide = not text.isascii()
     if wide and rx["tags"].search(text):
         text = rx["tags"].sub(lambda m: chr(ord(m.group(0)) - 0xE0000), text)
-    if rx["suspect"].search(text):
+    if "<" in text or rx["suspect"].search(text):
         text = rx["screen"].sub("", rx["breaks"].sub("\n", text))
     if wide:
         text = unicodedata.normalize("NFKC", text)
@@ -215,6 +216,8 @@ def normalise(text: str) -> str:
 def _unleet(token: str, words: frozenset[str] | None) -> str | None:
     """``token`` with leetspeak folded, or None when ``words`` is given and no folding is one
     of them. ``1`` reads as ``i`` or ``l``, whichever makes a word."""
+    if words is not None and not _SPELLABLE.issuperset(token):
+        return None  # another digit in it: it cannot spell a word
     token = token.translate(_LEET_TABLE)
     ones = token.count("1")
     for letters in itertools.product("il", repeat=ones if ones <= 4 else 0):

@@ -47,6 +47,7 @@ _DOTTED = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"
 _PATH_OR_URL = r"(?i)(?:~|\.{1,2})?/|[a-z][a-z0-9+.-]*://"
 _VERSION = r"(?i)v?\d+(?:\.\d+)+(?:[-+.][\w.]*)?"
 _TYPE_NAME = r"(?:str|string|bytes|int|bool|SecretStr|Secret|Optional|None)\b"
+_CODE = r"[rbfuRBFU]{1,2}[\"']|[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*\.[A-Za-z_]"  # r"…", os.environ[…], cfg.x
 
 
 _re = cache(re.compile)
@@ -79,19 +80,19 @@ def _given(value: str, quoted: bool) -> bool:
 def _any(value: str, quoted: bool) -> bool:
     """A value assigned to a password-like name: anything but a placeholder, and unquoted
     neither a bare identifier (``password=password``) nor a path."""
-    if _placeholder(value.strip()):
-        return False
+    if _placeholder(value.strip()) or (not quoted and value.isdigit() and len(value) <= 5):
+        return False  # a short number unquoted is a count, a port or an id (JSON: "password": 20786)
     return quoted or not (_re(_IDENTIFIER).fullmatch(value) or _re(_PATH_OR_URL).match(value))
 
 
 def _env(value: str, quoted: bool) -> bool:
     """``SOME_TOKEN=value``: anything but a placeholder, a path or a short number."""
-    return not (_placeholder(value) or _re(_PATH_OR_URL).match(value) or (value.isdigit() and len(value) < 16))
+    return not (_placeholder(value) or _re(_PATH_OR_URL).match(value) or (value.isdigit() and len(value) <= 5))
 
 
 def _line(value: str, quoted: bool) -> bool:
-    """``password: a value with spaces`` (YAML): the whole value, unless a type annotation."""
-    return not (_placeholder(value) or _re(_TYPE_NAME).match(value))
+    """``password: a value with spaces`` (YAML): the whole value, unless a type annotation or code."""
+    return not (_placeholder(value) or _re(_TYPE_NAME).match(value) or _re(_CODE).match(value))
 
 
 def _header(value: str, quoted: bool) -> bool:
@@ -103,7 +104,7 @@ def _header(value: str, quoted: bool) -> bool:
 _PW_WORDS = r"(?:password|passwd|passphrase|secret|credentials?|[_.-]pwd)"
 _TOKEN_WORDS = r"(?:token|key|auth|[_.-]pass)"
 _SEP = r"(?:=(?!=)|:=|=>|:(?!:)|\uff1a)[ \t]*"  # \uff1a: a full-width colon
-_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|[^\s\"'`,;&()\[\]{}<>]+)"
+_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|[^\s\"'`,;&()\[\]{}<>\\][^\s\"'`,;&()\[\]{}<>]*)"  # not \n…
 _ENV_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;&|]+)"
 _HEX32 = r"[0-9a-f]{32}"
 _CJK_WORDS = ("密码", "口令", "密钥", "秘钥", "令牌", "パスワード", "비밀번호")  # password, key…

@@ -7,7 +7,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from ..store.note import Note
+from ..store.note import PARSER_VERSION, Note
 
 
 @dataclass
@@ -78,6 +78,7 @@ def unit_from_note(note: Note) -> Unit:
         type=note.type,
         meta=meta,
         content_hash=note.content_hash + ":" + hashlib.sha256(
-            json.dumps([note.title, note.index_hook, note.index_section, note.scope], ensure_ascii=False).encode()
+            json.dumps([note.title, note.index_hook, note.index_section, note.scope, PARSER_VERSION],
+                       ensure_ascii=False).encode()
         ).hexdigest()[:16],
     )

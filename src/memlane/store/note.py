@@ -13,6 +13,8 @@ from .links import Link, extract_links
 NOTE_TYPES = ("user", "feedback", "project", "reference")
 NOTE_KINDS = ("principle", "correction", "decision", "guideline", "pitfall", "process", "model")
 NOTE_STATUSES = ("active", "dormant", "archived")
+#: bump when a note's text is read into different fields: every cached parse is then dropped
+PARSER_VERSION = "2"
 
 
 @dataclass
@@ -74,6 +76,16 @@ def _as_importance(value, problems: list[str]) -> float | None:
     return min(1.0, max(0.0, number))
 
 
+def _flag(fields: dict, meta: dict, name: str):
+    """A field looked up case-insensitively, at the top level and under ``metadata:`` — a
+    privacy flag written ``Private: true`` or ``metadata: {private: true}`` is still the flag."""
+    for mapping in (fields, meta):
+        for key, value in mapping.items():
+            if isinstance(key, str) and key.strip().lower() == name:
+                return value
+    return None
+
+
 def _as_bool(value) -> bool:
     if isinstance(value, bool):
         return value
@@ -109,7 +121,7 @@ def parse_note(text: str, *, path: Path, rel: str, scope: str, store: Path, mtim
         supersedes=_as_list(f.get("supersedes")),
         superseded_by=_as_list(f.get("superseded_by")),
         status=status,
-        private=_as_bool(f.get("private", False)),
+        private=_as_bool(_flag(f, meta, "private") or False),
         kind=_as_text(f.get("kind")).lower() or None,
         links=extract_links(fm.body),
         content_hash=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
