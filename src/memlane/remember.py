@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import consolidate
-from .config import cache_home
 from .store.links import link_key
 from .store.write import Draft, WriteError, rewrite_note, write_new_note
 
@@ -38,10 +37,6 @@ def writable_folder(memory: "Memory", to: str | Path | None = None) -> Path:
                      "written)")
 
 
-def lock_dir() -> Path:
-    return cache_home() / "locks"
-
-
 def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path | None = None,
         include_private: bool = True, dry_run: bool = False) -> dict:
     """Advise on ``draft`` and, when ``apply`` (or when the advice is ADD and not
@@ -61,14 +56,14 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
         out["applied"] = act and advice.action == consolidate.NOOP
         return out
     if advice.action == consolidate.ADD:
-        path = write_new_note(folder, draft, lock_dir())
+        path = write_new_note(folder, draft)
     elif advice.action == consolidate.UPDATE:
         path = Path(advice.target.path)
         _writable(memory, path)
-        rewrite_note(path, lambda old: consolidate.update_text(old, draft), lock_dir())
+        rewrite_note(path, lambda old: consolidate.update_text(old, draft))
     else:  # SUPERSEDE: the draft as a new note that names what it replaces
         draft.supersedes = list(dict.fromkeys([*draft.supersedes, advice.target.name]))
-        path = write_new_note(folder, draft, lock_dir())
+        path = write_new_note(folder, draft)
     memory.refresh(recheck=True)  # the next recall sees the change
     out.update({"applied": True, "written": str(path)})
     return out
@@ -106,7 +101,7 @@ def suggest_links(memory: "Memory", name: str, *, apply: bool = False, k: int = 
     if apply and suggestions:
         path = Path(note["path"])
         _writable(memory, path)
-        rewrite_note(path, lambda old: consolidate.with_links(old, [s["name"] for s in suggestions]), lock_dir())
+        rewrite_note(path, lambda old: consolidate.with_links(old, [s["name"] for s in suggestions]))
         memory.refresh(recheck=True)
         out["applied"] = True
     return out

@@ -5,18 +5,19 @@ listed with the reason. A long-lived store is an injection vector (OWASP LLM01, 
 prompt injection): a note may come from a cloned repository or a compromised tool.
 
 The rules read normalised text, not the raw file (see ``sanitize``): NFKC, look-alike letters
-folded to Latin, zero-width and format characters gone, lower case, lines joined; and they
-read it three more ways: leetspeak folded, and letter-spacing collapsed. Shell rules read the
-normalised text line by line (two commands on two lines are not one pipeline).
+folded to Latin, zero-width and format characters gone, lower case, lines joined; and two more
+readings of it, leetspeak folded and letter-spacing collapsed. Shell rules read the normalised
+text line by line (two commands on two lines are not one pipeline). A rule runs only on a
+reading that holds one of its heads, the literals its matches start with, and is compiled on
+first use; the reason quotes the note's own words, found by mapping the match back.
 
-One table, ``_RULES``: (kind, language, pattern). Languages: ``en``, ``ko``, ``zh`` (simplified
-and traditional), and ``sh`` (shell one-liners, any language around them). A space in a
-pattern is a word gap — up to five spaces or markup characters, or none, so a letter-spaced
-phrase read back as one run of letters still matches; ``%(NAME)s`` is a fragment from
-``_PARTS``. Rules are written narrow on purpose: a quarantined note never reaches the agent,
-so "ignore the lint warning" and "경고는 무시해도 된다" must pass. Prose exfiltration needs an
-outside destination (a URL, a domain, an IP, a webhook, an e-mail address) and is not counted
-when negated ("never send the .env to pastebin.com"); a shell one-liner counts either way.
+One table, ``_RULES``: (kind, language, pattern); languages ``en``, ``ko``, ``zh`` (simplified and
+traditional) and ``sh`` (shell one-liners). A space in a pattern is a word gap: up to five spaces
+or markup characters, or none (a letter-spaced phrase read back as one run still matches);
+``%(NAME)s`` is a fragment from ``_PARTS``. Rules are narrow on purpose: a quarantined note never
+reaches the agent, so "ignore the lint warning" and "경고는 무시해도 된다" pass. Prose exfiltration
+needs an outside destination (URL, domain, IP, webhook, e-mail address) and does not count when
+negated ("never send the .env to pastebin.com"); a shell one-liner counts either way.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .sanitize import reading, readings, strip_controls
 OVERRIDE, EXFIL, COVERT = "instruction override", "exfiltration", "covert action"
 
 _PARTS = {
+    "CLAUSE": r"(?:[^.!?\n]|\.(?=\S))",  # a character of the same sentence (a dot in a name is not an end)
     "ORDERS": r"(?:instructions?|directives?|directions|guidelines|guidance|prompts?|guardrails|programming"
               r"|orders)",
     "EARLIER": r"(?:previous(?:ly given)?|prior|above|preceding|earlier|former|foregoing|original|initial"
@@ -51,7 +53,8 @@ _PARTS = {
               r"|\bapi(?:_|-)? ?keys?\b|\bssh keys?\b|\bprivate keys?\b|\bpasswords?\b|\bpassphrases?\b|\.ssh\b"
               r"|\.env\b(?<![\w.]\.env)|\bid_rsa\b|\bid_ed25519\b|\baccess keys?\b|\bcookies\b|\bseed phrase\b)",
     # somewhere outside: a URL, a domain, an IP address, an e-mail address, a paste or hook service
-    "DEST": r"(?:https?://|ftp://|\.(?:com|net|org|io|xyz|ru|cn|dev|app|sh|me|cc|top|site|info|pw|su|tk)\b"
+    "DEST": r"(?:https?://[^\s<>\"']*|ftp://[^\s<>\"']*|(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|dev|app|sh|me"
+            r"|cc|top|site|info|pw|su|tk)\b(?:/[^\s<>\"']*)?"
             r"|webhooks?\b|pastebin|ngrok|requestbin|pipedream|discord|telegram|\d{1,3}(?:\.\d{1,3}){3}\b"
             r"|[\w.+-]@[\w-]+\.[a-z]{2,})",
     "KO_EARLIER": r"(?:이전|예전|앞|위|지금까지|처음|기존의 모든|모든|시스템|개발자|너의|당신의|네)",
@@ -91,9 +94,9 @@ _RULES = (
                      r"|my|called|named|root|admin|developer)\b|new system prompt\b|<\|im_start\|> ?system"
                      r"|(?:dan|jailbreak) mode\b)"),
     (OVERRIDE, "en", r"act(?<![a-z]act) as (?:root|admin|the system)\b"),  # "act", not "impact"
-    (OVERRIDE, "en", r"your (?:new|updated|real|actual|true)"
-                     r" (?:%(ORDERS)s|task|role|rules|goal|objective|system prompt|persona|identity|purpose"
-                     r"|mission)\b"),
+    (OVERRIDE, "en", r"your (?:new|updated|real|actual|true) (?:%(ORDERS)s|system prompt|persona|identity)\b"
+                     r"|your (?:new|updated|real|actual|true) (?:task|role|rules|goal|objective|purpose|mission)"
+                     r" ?(?:is\b|are\b|:|now\b)"),
     (OVERRIDE, "en", r"(?:system|admin|developer|security)(?<!filesystem) override ?(?:[:\]!\-–—]|mode|enabled"
                      r"|activated|engaged|initiated|in effect|accepted|authori[sz]ed|granted|protocol|command"
                      r"|code)"),
@@ -123,13 +126,14 @@ _RULES = (
                   r"|(?:curl|wget)\b[^\n]{0,120}?(?:\$\(|`)\s*(?:env|printenv|cat\s+[^)`\n]{0,60}?%(SECRET_FILE)s)"),
     (EXFIL, "sh", r"(?:nc|ncat|netcat|socat|telnet)\b[^\n|]{0,60}<\s*\S{0,40}?%(SECRET_FILE)s"),
     (EXFIL, "sh", r"(?:scp|rsync)\b[^\n]{0,40}%(SECRET_FILE)s[^\n]{0,40}?\s[\w.-]+@[\w.-]+:"),
-    (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|paste|transmit|email|e-mail|copy|pipe|share"
-                  r"|submit|dump)\b.{0,60}?%(SECRET)s.{0,60}?%(DEST)s"),
+    (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|paste|transmit|copy|pipe|share|submit|dump"
+                  r"|e-?mail (?:the|all|your|my|our|every|any|it|them))\b%(CLAUSE)s{0,60}?%(SECRET)s"
+                  r"%(CLAUSE)s{0,60}?%(DEST)s"),
     (EXFIL, "ko", r"%(KO_SECRET)s[^.。!?]{0,40}?%(DEST)s[^.。!?]{0,20}?%(KO_SEND)s"),
-    (EXFIL, "ko", r"(?:https?://|ftp://|webhook)[^.。!?]{0,40}?%(KO_SECRET)s[^.。!?]{0,20}?%(KO_SEND)s"),
+    (EXFIL, "ko", r"(?:https?://\S+|ftp://\S+|webhook)[^.。!?]{0,40}?%(KO_SECRET)s[^.。!?]{0,20}?%(KO_SEND)s"),
     (EXFIL, "zh", r"%(ZH_SECRET)s[^。!?！？]{0,30}?%(ZH_SEND)s[^。!?！？]{0,30}?%(DEST)s"),
     # -- covert action ----------------------------------------------------------------------
-    (COVERT, "en", r"(?:do(?: not|n't|nt)|never|must(?: not|n't)|should(?: not|n't)) (?:ever )?(?:(?:tell|inform"
+    (COVERT, "en", r"(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't) (?:ever )?(?:(?:tell|inform"
                    r"|mention (?:this|it|anything)(?: to)?|say (?:anything|a word)(?: to)?|reveal (?:this|it)"
                    r"(?: to)?) %(WHO)s(?! to\b)|let %(WHO)s (?:know|find out|notice|see (?:this|it)))"),
     (COVERT, "en", r"without (?:telling|informing|notifying|alerting) %(WHO)s[^.!?]{0,40}?%(ACTION)s"),
@@ -150,7 +154,7 @@ _RULES = (
 # a negation right before a prose exfiltration match: "never send", "不要把"
 _NEGATED = r"(?:\bnever|\bnot|n't|\bno|不要|别|別|禁止|切勿|不得|不能|严禁|嚴禁|不可|勿|不准|不許|不许)" \
            r"(?: ever| directly| just|直接|随便|隨便|擅自|私自)? ?把?$"
-_GAP = r"[^\w.!?;。！？\n]{0,5}"
+_GAP = r"(?:[^\w.!?;。！？\n]|_){0,5}"  # spaces, markup (** _ ` >), none
 _SCRIPTS = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}
 
 
@@ -206,13 +210,6 @@ def _heads(source: str) -> list[str] | None:
     return heads
 
 
-def _gate(heads: list[str] | None) -> list[str] | None:
-    """Heads worth looking for before the rule runs: a few, none short (a short or a long
-    list costs more to look for than the rule itself)."""
-    heads = list(dict.fromkeys(heads or ()))
-    return heads if heads and len(heads) <= 6 and min(map(len, heads)) >= 4 else None
-
-
 @cache
 def _source_of(index: int) -> str:
     """Rule ``index`` with its fragments filled in."""
@@ -221,7 +218,10 @@ def _source_of(index: int) -> str:
 
 @cache
 def _heads_of(index: int) -> list[str] | None:
-    return _gate(_heads(_source_of(index)))
+    """The heads rule ``index`` is gated on, or None (it always runs): a few, none short (a
+    long list, or a short head, costs more to look for than the rule itself)."""
+    heads = list(dict.fromkeys(_heads(_source_of(index)) or ()))
+    return heads if heads and len(heads) <= 6 and min(map(len, heads)) >= 4 else None
 
 
 @cache
@@ -242,6 +242,7 @@ def _words() -> frozenset[str]:
 
 @cache
 def _helpers() -> tuple[re.Pattern, dict[str, re.Pattern]]:
+    """The negation check and the script checks (a Korean rule needs Hangul), compiled."""
     return re.compile(_NEGATED), {k: re.compile(v) for k, v in _SCRIPTS.items()}
 
 
@@ -250,13 +251,12 @@ def _find(forms: dict[str, str]) -> tuple[str, str, int, int] | None:
     negated, scripts = _helpers()
     present = {lang: bool(rx.search(forms["plain"])) for lang, rx in scripts.items()}
     for name, form in forms.items():
-        holds: dict[str, bool] = {}
+        holds: dict[str, bool] = {}  # head -> found in this reading
         for index, (kind, lang, _) in enumerate(_RULES):
-            if (lang == "sh") != (name == "lines") or not present.get(lang, True):
+            if lang == "zh" or (lang == "sh") != (name == "lines") or not present.get(lang, True):
                 continue
             heads = _heads_of(index)
-            if heads is not None and not any(holds[h] if h in holds else holds.setdefault(h, h in form)
-                                             for h in heads):
+            if heads is not None and not any(holds.setdefault(h, h in form) for h in heads):
                 continue
             for match in _pattern_of(index).finditer(form):
                 if kind == EXFIL and lang != "sh" and negated.search(form, max(0, match.start() - 16),

@@ -5,8 +5,11 @@ A note is written as ``<type>_<name>.md`` with frontmatter ``name``, ``descripti
 ``MEMORY.md`` (``- [Title](file.md) — description``). Every write goes to a temporary file in
 the same folder, is flushed to disk and renamed over the target, so a reader — Claude Code, a
 hook, another memlane — sees the old file or the new one, never half of one. Writers of one
-folder take turns under a lock file in memlane's cache (nothing extra lands in the memory
-folder), so two ``add`` calls never lose each other's ``MEMORY.md`` line.
+folder take turns under a lock on the folder itself (whatever their cache or configuration;
+nothing extra lands in the memory folder), so two ``add`` calls never lose each other's
+``MEMORY.md`` line; and ``MEMORY.md`` is read again right before its rename, so a line another
+program (Claude Code) wrote meanwhile is kept too. A rewritten file keeps its mode, and a
+symlinked ``MEMORY.md`` is written through to its target inside the store (or refused).
 
 Refused with a clear error, before anything is written: names that are not one plain file
 name (``../x``, ``/etc/x``, ``a/b``, control characters), values that would break out of the
@@ -18,14 +21,15 @@ note whose file already exists.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import re
+import stat
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import WriteError
 from .frontmatter import split_frontmatter
 from .memory_index import INDEX_FILE, parse_memory_index
 from .note import NOTE_KINDS, NOTE_TYPES
@@ -33,10 +37,6 @@ from .note import NOTE_KINDS, NOTE_TYPES
 MAX_BODY_BYTES = 100_000
 MAX_NAME = 80
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-class WriteError(ValueError):
-    """A write memlane refuses; the message says why. Nothing was written."""
 
 
 @dataclass
@@ -122,40 +122,79 @@ def index_line(draft: Draft) -> str:
 
 
 @contextmanager
-def folder_lock(folder: Path, lock_dir: Path):
-    """Writers of ``folder`` take turns (an exclusive ``flock`` on a file in ``lock_dir``)."""
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
-    with open(lock_dir / f"write-{key}.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+def folder_lock(folder: Path):
+    """Writers of ``folder`` take turns: an exclusive ``flock`` on the folder itself, so any two
+    writers of one store serialise whatever their cache folder or configuration (and nothing
+    extra lands in the folder)."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
-def atomic_write(path: Path, text: str, *, exclusive: bool = False) -> None:
+def write_target(path: Path, store: Path | None = None) -> Path:
+    """The file a write of ``path`` lands in: ``path`` itself, or — when it is a symlink (a
+    MEMORY.md linked from elsewhere in the store) — its target, which must lie inside the store
+    folder (``store``, default ``path``'s folder). A link out of the store is refused."""
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    root = Path(os.path.realpath(store or path.parent))
+    if not (target == root or target.is_relative_to(root)):
+        raise WriteError(f"{path} is a symlink to {target}, outside the memory folder; memlane will not write "
+                         "through it (replace the link with the file, or write there directly)")
+    return target
+
+
+def atomic_write(path: Path, text: str, *, exclusive: bool = False, store: Path | None = None) -> Path:
     """Write ``text`` to ``path`` through a temporary file in the same folder, flushed and
-    renamed (``exclusive``: fail if ``path`` exists, atomically — a hard link, not a check)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    renamed (``exclusive``: fail if ``path`` exists, atomically — a hard link, not a check).
+    An existing file keeps its mode; a symlink is written through to its target inside the
+    store (see ``write_target``). Returns the file written."""
+    target = path if exclusive else write_target(path, store)
+    tmp = _temp_copy(target, text)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
         if exclusive:
             try:
-                os.link(tmp, path)
+                os.link(tmp, target)
             except FileExistsError:
-                raise WriteError(f"{path.name} already exists in {path.parent}") from None
+                raise WriteError(f"{target.name} already exists in {target.parent}") from None
             os.unlink(tmp)
         else:
-            os.replace(tmp, path)
-        _fsync_dir(path.parent)
+            os.replace(tmp, target)
+        _fsync_dir(target.parent)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    return target
+
+
+def _temp_copy(target: Path, text: str) -> str:
+    """``text`` in a flushed temporary file beside ``target``, with ``target``'s mode (or the
+    mode a new file gets under the umask); the caller renames or removes it."""
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -171,14 +210,14 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_new_note(folder: Path, draft: Draft, lock_dir: Path) -> Path:
+def write_new_note(folder: Path, draft: Draft) -> Path:
     """Create the note and add its ``MEMORY.md`` line (both atomic; the line only if the
     index does not list the file yet). Raises ``WriteError`` if the file exists."""
     draft.check()
     text = render_note(draft)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / draft.filename
-    with folder_lock(folder, lock_dir):
+    with folder_lock(folder):
         atomic_write(path, text, exclusive=True)
         add_index_line(folder, draft)
     return path
@@ -187,24 +226,77 @@ def write_new_note(folder: Path, draft: Draft, lock_dir: Path) -> Path:
 def add_index_line(folder: Path, draft: Draft) -> bool:
     """Append the note's line to ``MEMORY.md`` unless the file is listed; the caller holds the
     folder lock. A folder without ``MEMORY.md`` gets one only when the note is its first (a
-    folder kept without an index by choice stays so)."""
+    folder kept without an index by choice stays so).
+
+    Another program (Claude Code) may edit ``MEMORY.md`` without memlane's lock, so the line is
+    added to what the file says at the last moment: it is read again right before the rename
+    (changed: start over), the replaced file is read once more after it (an append that landed
+    in it meanwhile is carried over), and the result must list the note (else start over)."""
     index = folder / INDEX_FILE
     if not index.exists() and any(p.name != draft.filename for p in folder.glob("*.md")):
         return False
+    wrote = False
+    for _attempt in range(MAX_INDEX_RETRIES):
+        current = _read_index(index)
+        if _lists(current, draft.filename):
+            return wrote
+        base = current if current is not None else "# Memory\n"
+        swapped, late = _replace_if_unchanged(index, current, _with_line(base, draft), folder)
+        if not swapped:
+            continue
+        wrote = True
+        if late is not None and late != current:  # written into the old file during the swap: keep it
+            atomic_write(index, _with_line(late, draft), store=folder)
+    if _lists(_read_index(index), draft.filename):
+        return wrote
+    raise WriteError(f"{index} kept changing while memlane added a line to it; try again")
+
+
+MAX_INDEX_RETRIES = 20
+
+
+def _with_line(text: str, draft: Draft) -> str:
+    return text.rstrip("\n") + "\n" + index_line(draft) + "\n"
+
+
+def _lists(text: str | None, filename: str) -> bool:
+    return any(line.file.lstrip("./") == filename for line in parse_memory_index(text or ""))
+
+
+def _read_index(index: Path) -> str | None:
     try:
-        current = index.read_text(encoding="utf-8") if index.exists() else "# Memory\n"
+        return write_target(index).read_text(encoding="utf-8") if index.exists() else None
     except UnicodeDecodeError:
         raise WriteError(f"{index} is not UTF-8; not touching it") from None
-    if any(line.file.lstrip("./") == draft.filename for line in parse_memory_index(current)):
-        return False
-    atomic_write(index, current.rstrip("\n") + "\n" + index_line(draft) + "\n")
-    return True
 
 
-def rewrite_note(path: Path, change, lock_dir: Path) -> str:
+def _replace_if_unchanged(index: Path, expected: str | None, text: str, store: Path) -> tuple[bool, str | None]:
+    """Rename ``text`` over ``index`` only if it still says ``expected`` (None: no file) right
+    before the rename. Returns (renamed?, what the replaced file said right after the rename)."""
+    target = write_target(index, store)
+    tmp = _temp_copy(target, text)
+    old = open(target, "rb") if target.exists() else None  # the file being replaced, held open
+    try:
+        if _read_index(index) != expected:
+            os.unlink(tmp)
+            return False, None
+        os.replace(tmp, target)
+        _fsync_dir(target.parent)
+        late = old.read().decode("utf-8", "replace") if old is not None else None
+        return True, late
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        if old is not None:
+            old.close()
+
+
+def rewrite_note(path: Path, change) -> str:
     """Replace a note's text with ``change(old_text)`` atomically, under the folder lock; the
     result must still read as a note (its frontmatter parses). Returns the new text."""
-    with folder_lock(path.parent, lock_dir):
+    with folder_lock(path.parent):
         try:
             old = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
