@@ -320,7 +320,20 @@ def test_the_cli_runs_only_the_checks_asked_for(sound, capsys):
 
 def test_every_check_is_in_the_registry():
     assert list(CHECKS) == ["broken-links", "orphans", "near-duplicates", "contradictions", "descriptions",
-                            "oversized", "malformed", "injection", "index-lines", "index-size"]
+                            "oversized", "malformed", "injection", "secrets", "index-lines", "index-size"]
+
+
+def test_a_secret_in_a_note_is_reported_by_family_and_line_never_by_value(tmp_path):
+    from memlane.lint import lint
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    store = tmp_path / "store"
+    write_note(store, "reference_ci.md", note("ci", "when CI needs to push tags", f"CI pushes with\n{token}\n"))
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        report = lint(mem, checks=["secrets"])
+    [finding] = report.findings
+    assert finding.check == "secrets" and "github" in finding.message.lower()
+    assert finding.line == 7 and token not in json.dumps(report.to_dict())
 
 
 def test_memlane_lint_as_a_subprocess(sound, sealed_env):

@@ -382,7 +382,22 @@ def check_injection(store: _Store) -> list[Finding]:
     return findings
 
 
-# -- 8 and 9. MEMORY.md ----------------------------------------------------------------------
+# -- 8. secrets ---------------------------------------------------------------------------------
+def check_secrets(store: _Store) -> list[Finding]:
+    """What looks like a secret in a note's file: its family and line, never the value."""
+    from .guards.secrets import find_secrets
+
+    findings = []
+    for n in store.notes:
+        for found in find_secrets(store.raw(n.path)):
+            findings.append(Finding("secrets", "warning", n.path,
+                                    f"holds what looks like a {found.family.replace('-', ' ')}: it is redacted from "
+                                    "everything memlane shows, but stays in the file — move it to your environment "
+                                    "or a secret manager and write where to find it instead", line=found.line))
+    return findings
+
+
+# -- 9 and 10. MEMORY.md ----------------------------------------------------------------------
 def check_index_lines(store: _Store) -> list[Finding]:
     """MEMORY.md lines against the notes: missing files, unlisted notes, lines about something else."""
     findings = []
@@ -457,13 +472,14 @@ CHECKS = {
     "descriptions": "missing descriptions, or ones that name a topic but not when the note applies",
     "oversized": f"note bodies over {MAX_BODY_CHARS:,} characters",
     "malformed": "frontmatter that is not valid YAML, or missing; files that cannot be read as notes",
-    "injection": "text that reads as an instruction override, exfiltration or covert action (G2)",
+    "injection": "text that reads as an instruction override, exfiltration or covert action",
+    "secrets": "API keys, tokens, passwords or private keys written into a note",
     "index-lines": "MEMORY.md lines that point nowhere, notes it does not list, lines about another topic",
     "index-size": f"a MEMORY.md over Claude Code's limit ({INDEX_MAX_LINES} lines / {INDEX_MAX_BYTES // 1000} KB)",
 }
 _SINGLE = {"broken-links": check_broken_links, "orphans": check_orphans, "descriptions": check_descriptions,
            "oversized": check_oversized, "malformed": check_malformed, "injection": check_injection,
-           "index-lines": check_index_lines, "index-size": check_index_size}
+           "secrets": check_secrets, "index-lines": check_index_lines, "index-size": check_index_size}
 
 
 def lint(memory, *, checks: list[str] | None = None, refresh: bool = True) -> LintReport:

@@ -50,7 +50,8 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     same_name = _same_name(memory, draft.name, include_private)
     cosines, base = _cosines(memory, text, [r["path"] for r in neighbours])
     advice = consolidate.advise(draft, neighbours, cosines, base=base, same_name=same_name)
-    out = advice.as_dict() | {"applied": False, "written": None, "folder": str(folder)}
+    out = advice.as_dict() | {"applied": False, "written": None, "folder": str(folder),
+                              "warnings": secret_warnings(draft)}
     act = not dry_run and (apply or advice.action == consolidate.ADD)
     if not act or advice.action == consolidate.NOOP:
         out["applied"] = act and advice.action == consolidate.NOOP
@@ -66,6 +67,21 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
         path = write_new_note(folder, draft)
     memory.refresh(recheck=True)  # the next recall sees the change
     out.update({"applied": True, "written": str(path)})
+    return out
+
+
+def secret_warnings(draft: Draft) -> list[str]:
+    """What in the draft looks like a secret, by family and place — never the value itself."""
+    from .guards.secrets import find_secrets
+
+    out = []
+    for field, text in (("description", draft.description), ("body", draft.body),
+                        ("recall keywords", " ".join(draft.recall)), ("title", draft.title or "")):
+        for found in find_secrets(text):
+            where = f"line {found.line} of the {field}" if field == "body" else f"the {field}"
+            out.append(f"{where} holds what looks like a {found.family.replace('-', ' ')}: memlane hides it "
+                       "from everything it shows, but the note keeps it in plain text on disk — keep the secret "
+                       "in your environment or a secret manager and write where to find it instead")
     return out
 
 

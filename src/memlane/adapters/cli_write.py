@@ -27,6 +27,8 @@ def cmd_add(args) -> int:
                   recall=args.recall, paths=args.paths, importance=args.importance, kind=args.kind,
                   private=args.private)
     out = _writing(lambda: _memory(args).add(draft, apply=args.apply, to=args.to, dry_run=args.dry_run))
+    for warning in out.get("warnings", []):
+        sys.stderr.write(f"memlane: warning: {warning}\n")
     lines = [f"{out['advice']}: {out['reason']}"]
     for c in out["candidates"]:
         cosine = "" if c["cosine"] is None else f", cosine {c['cosine']:.3f}"

@@ -253,7 +253,7 @@ def _find(forms: dict[str, str]) -> tuple[str, str, int, int] | None:
     for name, form in forms.items():
         holds: dict[str, bool] = {}  # head -> found in this reading
         for index, (kind, lang, _) in enumerate(_RULES):
-            if lang == "zh" or (lang == "sh") != (name == "lines") or not present.get(lang, True):
+            if (lang == "sh") != (name == "lines") or not present.get(lang, True):
                 continue
             heads = _heads_of(index)
             if heads is not None and not any(holds.setdefault(h, h in form) for h in heads):
