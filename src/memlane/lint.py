@@ -161,7 +161,7 @@ def _read_index_file(root: Path) -> _IndexFile | None:
 
 
 def _line_of(text: str, needle: str) -> int | None:
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if needle in line:
             return number
     return None
@@ -442,7 +442,7 @@ def _line_against_note(line, note: _Note, where: str) -> list[Finding]:
 def check_index_size(store: _Store) -> list[Finding]:
     findings = []
     for index_file in filter(None, store.index_files.values()):
-        lines = index_file.text.splitlines()
+        lines = index_file.text.rstrip("\n").split("\n") if index_file.text.strip() else []
         cut_line = INDEX_MAX_LINES
         encoded = 0
         for number, line in enumerate(lines, start=1):

@@ -97,7 +97,7 @@ class Usage:
                 log.warning("hit-log %s unreadable (%s); skipped", path, exc)
                 continue
             whole = data.rfind(b"\n") + 1  # a line still being written waits for the next read
-            for raw in data[:whole].splitlines():
+            for raw in data[:whole].split(b"\n"):
                 try:
                     record = json.loads(raw)
                 except (ValueError, UnicodeDecodeError):

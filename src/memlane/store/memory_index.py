@@ -24,7 +24,8 @@ def parse_memory_index(text: str) -> list[IndexLine]:
     blank lines are ignored."""
     lines = []
     section = ""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # "\n" only: U+2028 and kin are no line break here
+        line = line.removesuffix("\r")
         heading = _HEADING.match(line)
         if heading:
             section = heading.group(1).strip()
