@@ -20,6 +20,7 @@ from .index.connection import is_corruption
 from .index.db import GRAPH_VERSION
 from .index.schema import MIGRATIONS
 from .guards import injection_risk, redact
+from .guards.secrets import redact_data
 from .guards.privacy import OUTSIDE
 from .lifecycle import HitLog
 from .lifecycle.usage import Usage, state_of, unit_states
@@ -424,6 +425,10 @@ class Memory:
                 "lifecycle_updated": _iso(float(self.index.get_meta("lifecycle_at") or 0) or None)}
 
     def _result(self, rank_no: int, hit, row: dict, depth: Depth, matched, state: str) -> dict:
+        """One recalled note as plain data, every string field redacted."""
+        return redact_data(self._shape(rank_no, hit, row, depth, matched, state))
+
+    def _shape(self, rank_no: int, hit, row: dict, depth: Depth, matched, state: str) -> dict:
         meta = row["meta"]
         result = {"rank": rank_no, "name": row["name"], "path": row["path"], "score": round(hit.score, 4),
                   "reached": "; ".join(hit.path) or "seed"}
@@ -533,9 +538,9 @@ class Memory:
                                        for n, r in enumerate(found, start=1)], session=session, layer="show",
                                 depth=Depth.FULL.value)
             self._restore([r["uid"] for r in found])
-        return [{"name": r["name"], "title": r["title"] or r["name"], "type": r["type"], "scope": r["scope"],
-                 "path": r["path"], "description": redact(r["description"]), "body": redact(r["body"]),
-                 "meta": r["meta"]} for r in found]
+        return redact_data([{"name": r["name"], "title": r["title"] or r["name"], "type": r["type"],
+                             "scope": r["scope"], "path": r["path"], "description": r["description"],
+                             "body": r["body"], "meta": r["meta"]} for r in found])
 
     def skipped_files(self) -> list[tuple[str, str]]:
         """(path, reason) of every file the last scan of the stores could not or would not read."""

@@ -20,6 +20,7 @@ import sqlite3
 import time
 
 from .guards import redact
+from .guards.secrets import redact_data
 from .lifecycle.usage import state_of
 
 log = logging.getLogger("memlane.picture")
@@ -51,7 +52,7 @@ def graph_data(memory, *, recent: int = 20, refresh: bool = True) -> dict:
               if limits.constellation_min <= len(group) <= limits.constellation_max]
     recent_list = sorted((dict(rec, id=node_id[unit], name=rows[unit]["name"]) for unit, rec in last.items()),
                          key=lambda r: (-r["t"], r["rank"] or 0, r["id"]))[:max(0, recent)]
-    return {
+    return redact_data({  # one redaction pass over every field, whatever the format made of it later
         "generated": _iso(time.time()),
         "stores": [str(spec.path) for spec in memory.specs],
         "nodes": nodes,
@@ -60,7 +61,7 @@ def graph_data(memory, *, recent: int = 20, refresh: bool = True) -> dict:
         "hubs": hubs,
         "recent": recent_list,
         "counts": {"notes": len(nodes), "clusters": len({n["cluster"] for n in nodes})},
-    }
+    })
 
 
 def _fold_hit_log(memory) -> None:

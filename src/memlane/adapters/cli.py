@@ -195,11 +195,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stderr_logging(*, verbose: bool) -> None:
+    """Diagnostics to stderr as ``memlane: …`` lines, redacted (stderr is an exit too); one such
+    handler per process."""
+    from ..guards.secrets import RedactingFilter
+
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "memlane_cli", False)]:
+        root.removeHandler(old)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("memlane: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    handler.memlane_cli = True
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
-                        format="memlane: %(message)s", stream=sys.stderr)
+    _stderr_logging(verbose=getattr(args, "verbose", False))
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2

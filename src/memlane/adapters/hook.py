@@ -21,6 +21,7 @@ import time
 from logging.handlers import RotatingFileHandler
 
 from ..config import cache_home
+from ..guards.secrets import RedactingFilter
 
 EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
 #: a hook waits at most this long for another process's lock on the index, then reads it as it is
@@ -47,7 +48,12 @@ def _file_logging() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         handler = RotatingFileHandler(path, maxBytes=1_000_000, backupCount=1, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s: %(message)s"))
+        handler.addFilter(RedactingFilter())  # a log line quotes prompts and errors: no secret in it
         root = logging.getLogger("memlane")
+        for old in [h for h in root.handlers if getattr(h, "memlane_hook_log", False)]:
+            root.removeHandler(old)  # one hook log per process: the current cache folder's
+            old.close()
+        handler.memlane_hook_log = True
         root.addHandler(handler)
         root.setLevel(logging.INFO)
         root.propagate = False  # not to stderr: the host would show it as hook output
@@ -79,11 +85,14 @@ def handle_event(memory, event: str, payload: dict, *, explain: bool = False, ag
         injection = session_start(memory, payload, dry_run=explain)
     else:
         injection = user_prompt(memory, payload, dry_run=explain, fabric=fabric)
+    injection.text = _final_text(injection.text, memory.config.inject.max_chars)
     injection.report["ms"] = round((time.perf_counter() - started) * 1000, 1)
     log.info("hook %s: session %s, %s chars in %.0f ms", event, payload.get("session_id"),
              len(injection.text), injection.report["ms"])
     if explain:
-        return (json.dumps(injection.report, ensure_ascii=False, indent=2) + "\n\n" +
+        from ..guards.secrets import redact_data
+
+        return (json.dumps(redact_data(injection.report), ensure_ascii=False, indent=2) + "\n\n" +
                 (injection.text or "(nothing would be injected)") + "\n")
     if agent == "cursor":
         return json.dumps({"additional_context": injection.text}, ensure_ascii=False) if injection.text else "{}"
@@ -92,6 +101,15 @@ def handle_event(memory, event: str, payload: dict, *, explain: bool = False, ag
     name = "SessionStart" if event == "session-start" else PROMPT_EVENT.get(agent, "UserPromptSubmit")
     return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": injection.text}},
                       ensure_ascii=False)
+
+
+def _final_text(text: str, max_chars: int) -> str:
+    """The one pass every injected text goes through on its way out: secrets redacted (in any
+    field: a title, a hook, a path), and the host's cap held whatever that changed."""
+    from ..guards.secrets import redact
+
+    text = redact(text)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,

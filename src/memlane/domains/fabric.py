@@ -82,7 +82,7 @@ class Fabric:
         """The hits the gate lets out, with secrets redacted (G3: a pasted token in a transcript
         or a key in a document is no more for the agent than one in a note; the slice is exact
         otherwise, and says when it was not)."""
-        from ..guards import redact
+        from ..guards.secrets import redact, redact_data
 
         kept = []
         for hit in hits:
@@ -94,6 +94,8 @@ class Fabric:
             clean = redact(hit.text)
             if clean != hit.text:
                 hit.text, hit.meta = clean, {**hit.meta, "redacted": True}
+            hit.title, hit.address, hit.why = redact(hit.title), redact(hit.address), redact(hit.why)
+            hit.meta = redact_data(hit.meta)
             kept.append(hit)
         return kept
 

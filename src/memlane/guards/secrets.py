@@ -316,3 +316,15 @@ def redact_data(obj: object) -> object:
     if isinstance(obj, tuple):
         return tuple(redact_data(item) for item in obj)
     return obj
+
+
+class RedactingFilter:
+    """A ``logging`` filter that redacts every record's message (a log line quotes prompts,
+    paths and errors; none of it may carry a secret into ``hook.log`` or stderr)."""
+
+    def filter(self, record) -> bool:
+        message = record.getMessage()
+        clean = redact(message)
+        if clean != message or record.args:
+            record.msg, record.args = clean, None
+        return True
