@@ -13,7 +13,7 @@ import pytest
 from conftest import SHARED, write_note
 from memlane import Memory
 from memlane.adapters.cli import main
-from memlane.lint import CHECKS, INDEX_MAX_LINES, LintReport, exit_code, format_text, lint
+from memlane.write.lint import CHECKS, INDEX_MAX_LINES, LintReport, exit_code, format_text, lint
 
 SOUND_NOTES = {
     "feedback_ci_cache.md": """
@@ -324,7 +324,7 @@ def test_every_check_is_in_the_registry():
 
 
 def test_a_secret_in_a_note_is_reported_by_family_and_line_never_by_value(tmp_path):
-    from memlane.lint import lint
+    from memlane.write.lint import lint
 
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     store = tmp_path / "store"

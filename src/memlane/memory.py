@@ -504,24 +504,24 @@ class Memory:
         """Compare ``draft`` (a ``store.write.Draft``) with the nearest notes and advise ADD /
         UPDATE / SUPERSEDE / NOOP; an ADD is written unless ``dry_run``, the rest only with
         ``apply``. Raises ``store.write.WriteError`` for a draft that cannot be written."""
-        from .remember import add
+        from .write.remember import add
 
         return add(self, draft, apply=apply, to=to, include_private=include_private, dry_run=dry_run)
 
     def suggest_links(self, name: str, *, apply: bool = False, k: int = 5, include_private: bool = True) -> dict:
         """``[[links]]`` worth adding to the note ``name``, with why; ``apply`` writes them."""
-        from .remember import suggest_links
+        from .write.remember import suggest_links
 
         return suggest_links(self, name, apply=apply, k=k, include_private=include_private)
 
     def archive(self, name: str, *, include_private: bool = True) -> dict:
         """Archive the note ``name`` by hand: out of default recall until restored or used."""
-        from .remember import set_state
+        from .write.remember import set_state
 
         return set_state(self, name, "archived", include_private=include_private)
 
     def restore(self, name: str, *, include_private: bool = True) -> dict:
-        from .remember import set_state
+        from .write.remember import set_state
 
         return set_state(self, name, "active", include_private=include_private)
 

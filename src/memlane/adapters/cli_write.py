@@ -66,7 +66,7 @@ def cmd_set_state(args) -> int:
 
 def cmd_lint(args) -> int:
     """``memlane lint``: the report (text or ``--json``); exit 1 at ``--fail-on`` or worse."""
-    from ..lint import exit_code, format_text, lint
+    from ..write.lint import exit_code, format_text, lint
 
     memory = _memory_with_notes(args)
     try:

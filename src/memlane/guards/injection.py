@@ -65,7 +65,7 @@ _PARTS = {
                  r"|\.env\b|ssh ?키|키 ?파일|액세스 ?키)",
     "KO_SEND": r"(?:보내|전송|업로드|올려|올리|넘겨|유출|공유|붙여)(?!지 ?(?:마|말|않|못)|면 ?안)",
     "ZH_DROP": r"(?:忽略|忽视|忽視|无视|無視|不要理会|不要理會|不要管|别管|別管|忘记|忘記|忘掉|抛开|拋開|抛弃"
-               r"|拋棄|放弃|放棄|丢弃|丟棄)",
+               r"|拋棄|放弃|放棄|丢弃|丟棄|不要(?:遵守|遵循|服从|服從)|不再(?:遵守|遵循)|停止(?:遵守|遵循))",
     "ZH_EARLIER": r"(?:之前|以前|先前|此前|上面|上述|前面|以上|原来|原來|原有|所有|一切|系统|系統)",
     "ZH_ORDERS": r"(?:指令|指示|命令|提示词|提示詞|规则|規則|设定|設定|约束|約束|要求|说明|說明|对话|對話)",
     "ZH_SECRET": r"(?:环境变量|環境變數|环境變量|密钥|密鑰|私钥|私鑰|秘钥|秘鑰|凭证|憑證|凭据|憑據|令牌|密码|密碼"
@@ -81,7 +81,12 @@ _RULES = (
                      r"|messages?|conversation|constraints|polic(?:y|ies)|restrictions)"),
     (OVERRIDE, "en", r"(?:ignore|disregard|forget|discard) (?:(?:of|the|these|those|and) ){0,2}(?:all|any|every"
                      r"|your|my) (?:(?:of|the|your|my|these|those|and|other|such) ){0,3}%(ORDERS)s"),
-    (OVERRIDE, "en", r"(?:ignore|disregard|forget) (?:about )?(?:what|whatever|everything|anything|all(?: that)?)"
+    (OVERRIDE, "en", r"(?:ignore|disregard|forget|discard) (?:(?:all|any|the|of|these|those|your) ){0,3}%(ORDERS)s"
+                     r" (?:above|before|earlier|previously|so far|(?:you (?:were|have been|'ve been) )?given)\b"),
+    (OVERRIDE, "en", r"(?:stop|quit|no longer|do not|don't|dont|never again) (?:following|obeying|follow|obey)"
+                     r" (?:(?:all|any|the|of|your|these|those) ){0,3}%(EARLIER)s (?:%(ORDERS)s|rules)"),
+    (OVERRIDE, "en", r"(?:ignore|disregard|forget) (?:about )?(?:what|whatever|everything|anything|the"
+                     r"|all(?: of)?(?: that| the| this)?)"
                      r"(?: else)? (?:you(?:'ve|'re| have| were| had| are)?(?: been| being)? (?:told|given"
                      r"|instructed|taught|programmed|trained)|(?:i|we) (?:told|said to|wrote) you"
                      r"|(?:above|before|prior|previously|earlier|so far|until now|up to now)(?= ?(?:[.!;,:)]|$"
@@ -154,7 +159,7 @@ _RULES = (
 # a negation right before a prose exfiltration match: "never send", "不要把"
 _NEGATED = r"(?:\bnever|\bnot|n't|\bno|不要|别|別|禁止|切勿|不得|不能|严禁|嚴禁|不可|勿|不准|不許|不许)" \
            r"(?: ever| directly| just|直接|随便|隨便|擅自|私自)? ?把?$"
-_GAP = r"(?:[^\w.!?;。！？\n]|_){0,5}"  # spaces, markup (** _ ` >), none
+_GAP = r"[ \t*_`'\"~>|()\[\]{}/\\,:\-–—+=#<^&«»]{0,5}"  # spaces, markup (** _ ` >), none; no sentence end
 _SCRIPTS = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}
 
 
@@ -236,7 +241,7 @@ def _words() -> frozenset[str]:
     """The words the rules spell, with their prefixes ("instruction" for "instructions?"):
     they guide the leetspeak reading."""
     sources = " ".join(_source_of(i) for i in range(len(_RULES)))
-    spelled = re.findall(r"[a-z]{3,}", re.sub(r"\\[a-zA-Z]", " ", sources))
+    spelled = set(re.findall(r"[a-z]{3,}", re.sub(r"\\[a-zA-Z]", " ", sources)))
     return frozenset(w[:n] for w in spelled for n in range(3, len(w) + 1))
 
 
@@ -259,22 +264,21 @@ def _find(forms: dict[str, str]) -> tuple[str, str, int, int] | None:
             if heads is not None and not any(holds.setdefault(h, h in form) for h in heads):
                 continue
             for match in _pattern_of(index).finditer(form):
-                if False and negated.search(form, max(0, match.start() - 16),
+                if kind == EXFIL and lang != "sh" and negated.search(form, max(0, match.start() - 16),
                                                                      match.start()):
                     continue
                 return kind, name, match.start(), match.end()
     return None
 
 
-def _source(text: str, name: str, span: tuple[int, int], words: frozenset[str]) -> str:
-    """The part of ``text`` that reading ``name`` turned into ``span``: a reading grows with
-    its input, so bisect on its length over prefixes of ``text``."""
-    start, end = span
-    render = lambda i: reading(name, text[:i], words)  # noqa: E731
+def _source(text: str, name: str, start: int, end: int) -> str:
+    """The part of ``text`` that reading ``name`` turned into [start, end): a reading grows
+    with its input, so bisect on its length over prefixes of ``text``."""
+    render = lambda i: reading(name, text[:i], _words())  # noqa: E731
     steps = range(len(text) + 1)
     first = max(bisect.bisect_left(steps, True, key=lambda i: len(render(i)) > start) - 1, 0)
     last = max(bisect.bisect_left(steps, True, key=lambda i: len(render(i)) >= end), first)
-    wanted = reading(name, text, words)[start:end]
+    wanted = render(len(text))[start:end]
     for _ in range(8):  # a letter-spaced run reads shorter until it ends: widen a little
         if last >= len(text) or render(last)[start:end] == wanted:
             break
@@ -282,21 +286,16 @@ def _source(text: str, name: str, span: tuple[int, int], words: frozenset[str]) 
     return text[first:last]
 
 
-def _quote(text: str, name: str, span: tuple[int, int], words: frozenset[str], fallback: str) -> str:
-    """What to show: the original words, controls and invisibles out, one line, 80 characters."""
-    shown = " ".join(strip_controls(_source(text, name, span, words)).split())
-    shown = "".join(ch for ch in shown if ch.isprintable()) or fallback
-    return shown[:80]
-
-
 def injection_risk(text: str) -> str | None:
-    """Why ``text`` reads as an attempt to steer the agent, or None."""
+    """Why ``text`` reads as an attempt to steer the agent, or None. The reason quotes the
+    note's own words (controls and invisible characters out, one line, 80 characters)."""
     if not text:
         return None
-    words = _words()
-    forms = readings(text, words)
+    forms = readings(text, _words())
     found = _find(forms)
     if found is None:
         return None
     kind, name, start, end = found
-    return f'{kind}: "{_quote(text, name, (start, end), words, forms[name][start:end].strip())}"'
+    shown = " ".join(strip_controls(_source(text, name, start, end)).split())
+    shown = "".join(ch for ch in shown if ch.isprintable()) or forms[name][start:end].strip()
+    return f'{kind}: "{shown[:80]}"'

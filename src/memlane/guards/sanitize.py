@@ -20,19 +20,23 @@ In order:
 
 1. HTML character references decoded (``&#105;gnore``) and ``<br>`` read as a line break;
 2. tag characters U+E0020-E007E become the ASCII they encode ("ASCII smuggling");
-3. line-breaking controls become newlines, then ``strip_controls``;
-4. NFKC: fullwidth letters, mathematical alphanumerics, ligatures, circled letters fold;
+3. line-breaking controls (CR, VT, FF, FS/GS/RS, NEL) become newlines; other controls, escape
+   sequences and bidi controls go as in ``strip_controls``, except that the text inside an
+   OSC or DCS string stays (a terminal hides it, a model reads it);
+4. NFKC: fullwidth letters, mathematical alphanumerics, ligatures, circled letters fold, and
+   conjoining Hangul jamo compose;
 5. format characters (category Cf: zero-width space and joiners, word joiner, soft hyphen,
    BOM, bidi controls) and variation selectors are removed;
-6. diacritics on letters are dropped (NFD, combining marks out, NFC);
-7. look-alikes of Latin letters fold to Latin: a hand-written table of the common Cyrillic,
-   Greek, Armenian, Cherokee and small-capital confusables (not Unicode's confusables.txt),
-   and typographic quotes fold to ASCII ones;
-8. lower case; 9. all whitespace (newlines, U+2028, ...) collapsed to one space.
+6. per letter: diacritics dropped (NFD, combining marks out) and look-alikes of Latin letters
+   folded to Latin, from a hand-written table of the common Cyrillic, Greek, Armenian,
+   Cherokee and small-capital confusables (not Unicode's confusables.txt); typographic quotes
+   fold to ASCII ones. Scripts without look-alikes (Hangul, Han) are left as they are;
+7. lower case; 8. all whitespace (newlines, U+2028, ...) collapsed to one space.
 
-``readings`` adds two more: leetspeak folded inside words (``1gn0r3`` -> ``ignore``, ``ru1es``
--> ``rules``) and letter-spacing collapsed (``i g n o r e``, ``I.g.n.o.r.e``
--> ``ignore``; a double space still separates words). Screening every reading is the defence
+``readings`` adds two more: leetspeak folded inside words that mix letters with 0 1 3 4 5 7 @ $
+(``1gn0r3`` -> ``ignore``, ``ru1es`` -> ``rules``; ``1`` read as ``i`` or ``l``, whichever spells
+a word the caller looks for) and letter-spacing collapsed (``i g n o r e``, ``I.g.n.o.r.e`` ->
+``ignore``; three or more single characters, a double space still separates words). Screening every reading is the defence
 OWASP's LLM01 (prompt injection) asks for against stored, indirect injection. Patterns are
 compiled on first use, never at import (the hook path counts import time).
 """
@@ -183,7 +187,7 @@ def is_one_line(text: str, *, allow_tab: bool = True) -> bool:
 
 
 def prepare(text: str) -> str:
-    """Steps 1-8 of the normalisation: ``normalise`` without the whitespace collapse, so line
+    """Steps 1-7 of the normalisation: ``normalise`` without the whitespace collapse, so line
     structure survives (the shell rules read line by line). Each step first looks whether it
     has anything to do: most notes are plain text and cost a few scans."""
     rx, text = _re(), text or ""
@@ -232,7 +236,7 @@ def deleet(text: str, words: frozenset[str] | None = None) -> str:
     own stays a number): all of them, or, given ``words``, only those that then spell one
     of ``words`` ("1gn0r3" -> "ignore", "ru1es" -> "rules"; "v0" and "sha256" stay)."""
     rx, pieces, last, done = _re(), [], 0, 0
-    for pair in rx["leet"].finditer(text):
+    for pair in rx["leet"].finditer(text):  # a letter next to a leet digit: find its word
         if pair.start() < done:
             continue
         start = rx["token_end"].search(text, max(0, pair.start() - 40), pair.start()).start()

@@ -17,13 +17,13 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .associate.graph import resolve_links
+from ..associate.graph import resolve_links
 from .consolidate import disagreement
-from .guards import injection_risk, redact
-from .index.text import STOPWORDS, fts_text, has_cjk
-from .store import INDEX_FILE, parse_memory_index
-from .store.links import link_key
-from .store.scan import read_text
+from ..guards import injection_risk, redact
+from ..index.text import STOPWORDS, fts_text, has_cjk
+from ..store import INDEX_FILE, parse_memory_index
+from ..store.links import link_key
+from ..store.scan import read_text
 
 LEVELS = ("info", "warning", "error")  # worst last
 #: a note is one fact: past ~1,000 tokens it is several, and recall injects it whole (J5)
@@ -385,7 +385,7 @@ def check_injection(store: _Store) -> list[Finding]:
 # -- 8. secrets ---------------------------------------------------------------------------------
 def check_secrets(store: _Store) -> list[Finding]:
     """What looks like a secret in a note's file: its family and line, never the value."""
-    from .guards.secrets import find_secrets
+    from ..guards.secrets import find_secrets
 
     findings = []
     for n in store.notes:

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import consolidate
-from .store.links import link_key
-from .store.write import Draft, WriteError, rewrite_note, write_new_note
+from ..store.links import link_key
+from ..store.write import Draft, WriteError, rewrite_note, write_new_note
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..memory import Memory
 
 NEIGHBOURS = 5
 QUERY_CHARS = 2000  # a draft's nearest notes are found from its head (name, description, first lines)
@@ -72,7 +72,7 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
 
 def secret_warnings(draft: Draft) -> list[str]:
     """What in the draft looks like a secret, by family and place — never the value itself."""
-    from .guards.secrets import find_secrets
+    from ..guards.secrets import find_secrets
 
     out = []
     for field, text in (("description", draft.description), ("body", draft.body),
@@ -149,7 +149,7 @@ def _cosines(memory: "Memory", text: str, paths: list[str]) -> tuple[dict[str, f
         return {}, None
     import numpy as np
 
-    from .index.vectors import unit_similarities
+    from ..index.vectors import unit_similarities
 
     vector = embedder.embed_passages([text[: embedder.max_chars]])[0]
     found = unit_similarities(memory.index, embedder.name, vector)

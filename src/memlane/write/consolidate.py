@@ -26,8 +26,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from .index.text import STOPWORDS, query_terms
-from .store.write import Draft
+from ..index.text import STOPWORDS, query_terms
+from ..store.write import Draft
 
 ADD, UPDATE, SUPERSEDE, NOOP = "ADD", "UPDATE", "SUPERSEDE", "NOOP"
 #: closeness, 0..1: how far the draft's cosine to a note rises above its typical cosine to
