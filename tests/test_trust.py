@@ -188,3 +188,17 @@ def test_the_users_own_paths_expand_the_tilde(tmp_path, sealed_env):
     assert config.index.path == str(sealed_env / "idx" / "memlane.sqlite")
     assert config.user_store_path() == sealed_env / "mine"
     assert config.stores.mounts[0].path == str(sealed_env / "team")
+
+
+def test_doctor_lists_what_the_repository_asked_for_and_what_was_refused(tmp_path, sealed_env):
+    import subprocess
+    import sys
+
+    repo = repo_with(tmp_path, '[index]\npath = "../../.bashrc"\n[retrieve]\nk = 3\n')
+    proc = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "doctor", "--embedder", "none"],
+                          cwd=repo, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "this repository's config" in proc.stdout and "refused index.path" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "doctor", "--embedder", "none", "--json"],
+                          cwd=repo, capture_output=True, text=True, timeout=120)
+    assert [r["key"] for r in json.loads(proc.stdout)["repository_config"]["refused"]] == ["index.path"]

@@ -126,7 +126,7 @@ def test_apply_update_appends_and_supersede_writes_a_new_note(tmp_path):
     ({"name": "x\x00y"}, "one plain file name"),
     ({"description": "fine\n---\nprivate: false"}, "one line"),
     ({"title": "t\nname: evil"}, "one line"),
-    ({"recall": ["ok", "evil\n---"]}, "one line each"),
+    ({"recall": ["ok", "evil\n---"]}, "must be one line"),
     ({"description": "   "}, "description is empty"),
     ({"type": "secret"}, "type must be"),
     ({"body": "x" * 200_000}, "split it"),

@@ -19,7 +19,8 @@ from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
 from .index.connection import is_corruption
 from .index.db import GRAPH_VERSION
 from .index.schema import MIGRATIONS
-from .guards import injection_risk, redact
+from .guards.exits import unit_risk
+from .guards.secrets import redact
 from .guards.secrets import redact_data
 from .guards.privacy import OUTSIDE
 from .lifecycle import HitLog
@@ -462,7 +463,8 @@ class Memory:
                 "base_level": None if hit.base_level is None else round(hit.base_level, 3),
                 "state": state,
                 "path": hit.path,
-                "risk": injection_risk(f"{row['description']}\n{row['body']}"),
+                "risk": unit_risk(row["name"], Path(row["path"]).name, row["title"], meta.get("index_hook"),
+                                  row["description"], row["body"]),
             }
         return result
 
@@ -587,6 +589,7 @@ class Memory:
                            "has_MEMORY.md": (spec.path / "MEMORY.md").is_file()})
         return {
             "config_files": self.config.sources or ["(none: defaults)"],
+            "repository_config": {"file": self.config.repository_file, "refused": self.config.refused},
             "repository": str(self.repo) if self.repo else None,
             "claude_code_memory": str(discover_claude_memory(self.cwd) or "(not found)"),
             "user_store": str(self.config.user_store_path()),

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..guards.secrets import redact
+from ..guards.exits import clean
 from .cli_common import CliError, _store_args
 
 
@@ -78,7 +78,7 @@ def cmd_install(args, *, remove: bool = False) -> int:
         sys.stdout.write(f"{path}: nothing to change\n")
         return 0
     if args.dry_run:
-        sys.stdout.write(f"would {verb} {path}:\n{redact(change.diff())}")
+        sys.stdout.write(f"would {verb} {path}:\n{clean(change.diff())}")
         return 0
     apply(change)
     done = "removed from" if remove else "installed in"
@@ -99,7 +99,7 @@ def _install_mcp(args, remove, path, plan_mcp, apply, InstallError) -> int:  # n
     if not change.changed:
         sys.stdout.write(f"{path}: nothing to change\n")
     elif args.dry_run:
-        sys.stdout.write(f"would {'remove memlane from' if remove else 'register memlane in'} {path}:\n{redact(change.diff())}")
+        sys.stdout.write(f"would {'remove memlane from' if remove else 'register memlane in'} {path}:\n{clean(change.diff())}")
     else:
         apply(change)
         sys.stdout.write(f"memlane MCP server {'removed from' if remove else 'registered in'} {path}"

@@ -30,14 +30,15 @@ def _memory(args) -> Memory:
 
 def _emit(args, data, text: str) -> None:
     """Print the result: JSON (``--json``) or text — through one redaction pass either way, over
-    every string field (a secret in a title, a keyword or a path never reaches the terminal)."""
-    from ..guards.secrets import redact, redact_data
+    every string field (a secret in a title, a keyword or a path never reaches the terminal, nor
+does a terminal escape or a bidi override)."""
+    from ..guards.exits import clean, clean_data
 
     if args.json:
-        json.dump(redact_data(data), sys.stdout, ensure_ascii=False, indent=2)
+        json.dump(clean_data(data), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(redact(text.rstrip("\n")) + "\n")
+        sys.stdout.write(clean(text.rstrip("\n")) + "\n")
 
 
 def _notice(memory: Memory) -> None:

@@ -340,7 +340,14 @@ def cmd_stats(args) -> int:
 def cmd_doctor(args) -> int:
     memory = _memory(args)
     data = memory.doctor()
-    lines = [f"config files: {', '.join(data['config_files'])}",
+    lines = [f"config files: {', '.join(data['config_files'])}"]
+    repo_config = data["repository_config"]
+    if repo_config["file"]:
+        lines.append(f"this repository's config ({repo_config['file']}) may only narrow yours: "
+                     + ("everything it asks for applies" if not repo_config["refused"] else
+                        f"{len(repo_config['refused'])} setting(s) refused"))
+        lines += [f"  refused {r['key']}: {r['reason']}" for r in repo_config["refused"]]
+    lines += [
              f"repository: {data['repository'] or '(not in a git repository)'}",
              f"claude code memory: {data['claude_code_memory']}",
              f"user store: {data['user_store']}"]

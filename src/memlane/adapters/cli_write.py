@@ -81,7 +81,7 @@ def cmd_lint(args) -> int:
 def cmd_graph(args) -> int:
     """``memlane graph``: ``--html OUT`` writes the page, ``--dot`` / ``--mermaid`` print the
     graph; ``--json`` prints the data instead (with the DOT or Mermaid text, or the page's path)."""
-    from ..guards.secrets import redact
+    from ..guards.exits import clean
     from ..picture import graph_data, to_dot, to_html, to_mermaid
 
     data = graph_data(_memory_with_notes(args), recent=args.recent)
@@ -90,7 +90,7 @@ def cmd_graph(args) -> int:
         if out.is_dir():
             raise CliError(f"--html {out}: is a folder; give a file name such as {out / 'memory.html'}")
         try:
-            out.write_text(redact(to_html(data)), encoding="utf-8")
+            out.write_text(clean(to_html(data)), encoding="utf-8")
         except OSError as exc:
             raise CliError(f"--html {out}: cannot write it ({exc.strerror or exc})") from None
     if args.json:
@@ -101,5 +101,5 @@ def cmd_graph(args) -> int:
         sys.stdout.write(f"wrote {args.html}: {len(data['nodes'])} notes, {len(data['edges'])} links, "
                          f"{len(data['constellations'])} constellations, {len(data['recent'])} recent recalls\n")
     else:
-        sys.stdout.write(redact(to_dot(data) if args.dot else to_mermaid(data)))
+        sys.stdout.write(clean(to_dot(data) if args.dot else to_mermaid(data)))
     return 0

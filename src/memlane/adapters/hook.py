@@ -90,9 +90,9 @@ def handle_event(memory, event: str, payload: dict, *, explain: bool = False, ag
     log.info("hook %s: session %s, %s chars in %.0f ms", event, payload.get("session_id"),
              len(injection.text), injection.report["ms"])
     if explain:
-        from ..guards.secrets import redact_data
+        from ..guards.exits import clean_data
 
-        return (json.dumps(redact_data(injection.report), ensure_ascii=False, indent=2) + "\n\n" +
+        return (json.dumps(clean_data(injection.report), ensure_ascii=False, indent=2) + "\n\n" +
                 (injection.text or "(nothing would be injected)") + "\n")
     if agent == "cursor":
         return json.dumps({"additional_context": injection.text}, ensure_ascii=False) if injection.text else "{}"
@@ -105,10 +105,11 @@ def handle_event(memory, event: str, payload: dict, *, explain: bool = False, ag
 
 def _final_text(text: str, max_chars: int) -> str:
     """The one pass every injected text goes through on its way out: secrets redacted (in any
-    field: a title, a hook, a path), and the host's cap held whatever that changed."""
-    from ..guards.secrets import redact
+    field: a title, a hook, a path), terminal and bidi controls stripped, and the host's cap held
+    whatever that changed."""
+    from ..guards.exits import clean
 
-    text = redact(text)
+    text = clean(text)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 

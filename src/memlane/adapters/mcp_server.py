@@ -422,9 +422,9 @@ def build_server(engine: Engine):
     @server.resource("memory://{scope}/{name}", mime_type="text/markdown")
     def note(scope: str, name: str) -> str:
         """One note in full (scope: user or project; name: the note's id)."""
-        from ..guards.secrets import redact
+        from ..guards.exits import clean
 
-        return redact(guarded(engine.resource, ResourceError)(scope, name))
+        return clean(guarded(engine.resource, ResourceError)(scope, name))
 
     return server
 
@@ -432,9 +432,9 @@ def build_server(engine: Engine):
 def _json(answer: dict) -> str:
     """Compact JSON (every token of a tool's answer is paid for by the agent), through one
     redaction pass over every string field."""
-    from ..guards.secrets import redact_data
+    from ..guards.exits import clean_data
 
-    return json.dumps(redact_data(answer), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(clean_data(answer), ensure_ascii=False, separators=(",", ":"))
 
 
 def serve(stores: list[str] | None, embedder: str | None, index: str | None, *, docs: list[str] | None = None,

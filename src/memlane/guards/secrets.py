@@ -23,7 +23,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 REDACTED = "[redacted secret]"
 
@@ -294,6 +294,14 @@ def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[redacted secret]``, the rest unchanged."""
     if not text:
         return text
+    return _redact(text) if len(text) <= _MEMO_CHARS else _redact.__wrapped__(text)
+
+
+_MEMO_CHARS = 20_000  # a resident process redacts the same notes prompt after prompt: remember them
+
+
+@lru_cache(maxsize=2048)
+def _redact(text: str) -> str:
     spans = _spans(text)
     if not spans:
         return text

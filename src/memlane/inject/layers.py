@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 
 from ..config import Bracket, InjectConfig
-from ..guards import injection_risk
+from ..guards.exits import unit_risk
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..memory import Memory
@@ -193,7 +194,7 @@ def _screen(items: list[Item], root: str | None) -> tuple[list[Item], list[dict]
     G1: the rest learn what they name that the working tree (``root``) no longer has."""
     kept, risky = [], []
     for item in items:
-        reason = injection_risk(f"{item.description}\n{item.body}")
+        reason = unit_risk(item.name, os.path.basename(item.path), item.title, item.hook, item.description, item.body)
         if reason:
             risky.append({"name": item.name, "path": item.path, "why": reason})
             continue

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import WriteError
+from ..guards.sanitize import line_break_chars, strip_controls
 from .frontmatter import split_frontmatter
 from .memory_index import INDEX_FILE, parse_memory_index
 from .note import NOTE_KINDS, NOTE_TYPES
@@ -61,9 +62,14 @@ class Draft:
         if not self.name or len(self.name) > MAX_NAME or not _NAME.match(self.name) or ".." in self.name:
             raise WriteError(f"name {self.name[:100]!r} must be one plain file name: letters, digits, '_', '-', '.' "
                              f"(at most {MAX_NAME} characters; no '/', no '..')")
-        for label, value in (("description", self.description), ("title", self.title or "")):
-            if "\n" in value or "\r" in value or any(ord(c) < 32 and c != "\t" for c in value):
-                raise WriteError(f"{label} must be one line without control characters")
+        one_line = [("description", self.description), ("title", self.title or "")]
+        one_line += [(label, value) for label, values in (("recall", self.recall), ("paths", self.paths),
+                                                          ("supersedes", self.supersedes)) for value in values]
+        for label, value in one_line:
+            bad = line_break_chars(value) + _hidden_chars(value)
+            if bad:
+                raise WriteError(f"{label} must be one line without control characters; it contains "
+                                 f"{', '.join(dict.fromkeys(bad))}")
         if not self.description.strip():
             raise WriteError("description is empty: say when the note applies ('when deciding …'), recall keys on it")
         if self.type not in NOTE_TYPES:
@@ -77,15 +83,21 @@ class Draft:
                              f"(at most {MAX_BODY_BYTES:,} bytes): split it")
         if "\x00" in self.body:
             raise WriteError("body contains a NUL byte")
-        for label, values in (("recall", self.recall), ("paths", self.paths), ("supersedes", self.supersedes)):
-            if any("\n" in v or "\r" in v for v in values):
-                raise WriteError(f"{label} values must be one line each")
         return self
 
     @property
     def filename(self) -> str:
         stem = self.name if self.name.startswith(f"{self.type}_") else f"{self.type}_{self.name}"
         return f"{stem}.md"
+
+
+def _hidden_chars(value: str) -> list[str]:
+    """Bidi overrides and other characters that would be stripped before printing: in a one-line
+    field they only serve to disguise what it says."""
+    import unicodedata
+
+    kept = set(strip_controls(value))
+    return [f"U+{ord(c):04X} {unicodedata.name(c, 'UNNAMED')}" for c in dict.fromkeys(value) if c not in kept]
 
 
 def render_note(draft: Draft) -> str:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from ..associate.graph import resolve_links
 from .consolidate import disagreement
-from ..guards import injection_risk, redact
+from ..guards import redact
+from ..guards.exits import unit_risk
 from ..index.text import STOPWORDS, fts_text, has_cjk
 from ..store import INDEX_FILE, parse_memory_index
 from ..store.links import link_key
@@ -372,7 +373,7 @@ def check_malformed(store: _Store) -> list[Finding]:
 def check_injection(store: _Store) -> list[Finding]:
     findings = []
     for n in store.notes:
-        risk = injection_risk(n.text)
+        risk = unit_risk(n.name, Path(n.path).name, n.title, n.meta.get("index_hook"), n.text)
         if risk:
             quoted = risk.split('"', 1)[-1].rstrip('"')
             findings.append(Finding("injection", "error", n.path,

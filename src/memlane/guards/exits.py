@@ -1,0 +1,43 @@
+"""The one pass everything takes on its way out of memlane — a hook's injection, an MCP answer,
+the CLI's text and JSON, the graph, a log line: secrets redacted and terminal or bidi control
+characters stripped, in every string field."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .sanitize import strip_controls
+from .secrets import redact
+
+
+def clean(text: str) -> str:
+    """``text`` as it may be printed or injected."""
+    return strip_controls(redact(text)) if text else text
+
+
+def clean_data(obj: object) -> object:
+    """A copy of any JSON-like structure with every string value (not dict keys) ``clean``."""
+    if isinstance(obj, str):
+        return clean(obj)
+    if isinstance(obj, dict):
+        return {key: clean_data(value) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [clean_data(value) for value in obj]
+    if isinstance(obj, tuple):
+        return tuple(clean_data(value) for value in obj)
+    return obj
+
+
+def unit_risk(*fields: str | None) -> str | None:
+    """Why a unit reads as an attempt to steer the agent, screening every field of it that can
+    reach the agent together — its name, file name, title, index hook, description, body — so
+    an override split across fields (a title and its hook) is read as one text. A resident
+    process screens the same notes prompt after prompt: the verdicts are remembered."""
+    return _risk("\n".join(f for f in fields if f))
+
+
+@lru_cache(maxsize=2048)
+def _risk(text: str) -> str | None:
+    from .injection import injection_risk
+
+    return injection_risk(text)
