@@ -6,7 +6,9 @@
     ├── WriteError           a write memlane refuses (nothing was written)
     ├── InstallError         an agent's settings cannot be changed safely
     ├── EvalError            a benchmark folder cannot be read
+    ├── EmbedderUnavailable  an embedder's optional dependency or weights are missing
     ├── TeamStoreError       the team store cannot be reached or used
+    ├── ToolError            an agent's tool call (MCP) that memlane refuses
     └── UsageError           a command was called the wrong way
 
 ``exit_code`` maps each to the exit status the CLI returns, in one place.
@@ -43,6 +45,15 @@ class EvalError(MemlaneError, ValueError):
     """A benchmark folder or file cannot be read."""
 
 
+class EmbedderUnavailable(MemlaneError, RuntimeError):
+    """An embedder's optional dependency is not installed; recall degrades to keyword-only."""
+
+
+class ToolError(MemlaneError, ValueError):
+    """A request from an agent (an MCP tool call) that memlane refuses; the message is the
+    answer the agent sees."""
+
+
 class TeamStoreError(MemlaneError):
     """The team store (PostgreSQL) cannot be reached or used; local scopes still answer."""
 
@@ -56,5 +67,5 @@ def exit_code(exc: BaseException) -> int:
     return exc.exit_code if isinstance(exc, MemlaneError) else 1
 
 
-__all__ = ["ConfigError", "EvalError", "IndexRefused", "InstallError", "MemlaneError", "TeamStoreError",
-           "UsageError", "WriteError", "exit_code"]
+__all__ = ["ConfigError", "EmbedderUnavailable", "EvalError", "IndexRefused", "InstallError", "MemlaneError",
+           "TeamStoreError", "ToolError", "UsageError", "WriteError", "exit_code"]

@@ -10,10 +10,10 @@ import os
 import sys
 
 from .. import __version__
-from ..config import ConfigError, Fusion
+from ..config import Fusion
+from ..errors import MemlaneError, exit_code
 from ..memory import Depth
 from .cli_agents import cmd_hook, cmd_install, cmd_mcp, cmd_serve, cmd_statusline, cmd_uninstall
-from .cli_common import CliError
 from .cli_recall import cmd_decay, cmd_doctor, cmd_eval, cmd_index, cmd_init, cmd_recall, cmd_show, cmd_stats, cmd_status
 from .cli_write import cmd_add, cmd_graph, cmd_link, cmd_lint, cmd_set_state
 
@@ -220,9 +220,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (CliError, ConfigError) as exc:
+    except MemlaneError as exc:  # every error memlane raises on purpose: one line, its exit code
         sys.stderr.write(f"memlane: error: {exc}\n")
-        return 2
+        return exit_code(exc)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `memlane recall ... | head`

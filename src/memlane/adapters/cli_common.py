@@ -6,13 +6,13 @@ import json
 import sys
 from pathlib import Path
 
+from ..errors import UsageError
 from ..memory import Memory, demo_store_path
 from .progress import ProgressBar
 
 
 
-class CliError(Exception):
-    """An error to show the user as one line, exit code 2."""
+CliError = UsageError  # a command called the wrong way: one line to the user, exit code 2
 
 
 # -- helpers -------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 
+from ..errors import MemlaneError
 from .hookclient import daemon_key, private_dir, project_root, socket_path
 
 log = logging.getLogger("memlane.daemon")
@@ -139,7 +140,7 @@ class Engine:
             self.lock.release()
 
 
-class Busy(RuntimeError):
+class Busy(MemlaneError):
     """The warm engine could not take a request before its deadline."""
 
 

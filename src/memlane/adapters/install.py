@@ -29,6 +29,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import InstallError
 from ..store import git_root
 
 HOOK_TIMEOUT_S = 10  # UserPromptSubmit blocks the prompt; memlane answers in well under a second
@@ -53,10 +54,6 @@ AGENTS = {
     # Cursor's prompt hook cannot add context: memlane injects at session start only
     "cursor": Agent("cursor", ".cursor", "hooks.json", "", 0, None),
 }
-
-
-class InstallError(Exception):
-    """The settings cannot be changed safely; the message says why."""
 
 
 @dataclass

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Sequence
 
+from ..errors import EmbedderUnavailable  # re-exported: the registry raises it
+
 if TYPE_CHECKING:  # numpy is an optional dependency; never import it at module load
     import numpy as np
 
@@ -53,6 +55,3 @@ class Embedder:
     def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
         return self.embed_batch(list(texts), is_query=False)
 
-
-class EmbedderUnavailable(RuntimeError):
-    """The embedder's optional dependency is not installed; recall degrades to keyword-only."""

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..errors import EvalError
 from ..index.unit import Unit, unit_from_note
 from ..store.memory_index import INDEX_FILE
 from ..store.scan import scan_folder
@@ -44,7 +45,7 @@ _TAG_FIELDS = ("category", "lang", "cross_lingual", "repo")
 ALL_SCOPE = "all"
 
 
-class DatasetError(ValueError):
+class DatasetError(EvalError):
     """The folder is not a benchmark this module can read; the message says why."""
 
 
