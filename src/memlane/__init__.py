@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Config": "config", "ConfigError": "config", "Fusion": "config", "load_config": "config",
     "Embedder": "embed", "EmbedderUnavailable": "embed", "available_embedders": "embed", "load_embedder": "embed",
-    "Depth": "memory", "Memory": "memory", "demo_store_path": "memory",
+    "Depth": "config", "Memory": "memory", "demo_store_path": "memory",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -13,7 +13,29 @@ from enum import Enum
 from pathlib import Path
 
 from .errors import ConfigError
-from .index.chunking import ChunkStrategy
+
+
+class ChunkStrategy(str, Enum):
+    """What text of a note is embedded (``embed.long_notes``; see index/chunking.py)."""
+
+    WHOLE = "whole"
+    DESCRIPTION = "description"
+    CHUNKS = "chunks"
+
+
+class Depth(str, Enum):
+    """How much of a recalled unit is shown, lightest first: its id (name, score, why), its
+    index line (title and when it applies), a summary (title, type, scope, a preview), or all
+    of it. Every interface asks in these words."""
+
+    IDS = "ids"
+    INDEX = "index"
+    SUMMARY = "summary"
+    FULL = "full"
+
+    @property
+    def rank(self) -> int:
+        return list(Depth).index(self)
 
 
 class Fusion(str, Enum):

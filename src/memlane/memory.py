@@ -9,12 +9,11 @@ import logging
 import os
 import sqlite3
 import time
-from enum import Enum
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .config import Config, ConfigError, Fusion, cache_home, load_config
-from .embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedder
+from .config import Config, Depth, Fusion, cache_home, load_config
+from .embed import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from .index import Index, SyncReport, embed_pending, query_terms, unit_from_note
 from .index.connection import is_corruption
 from .index.db import GRAPH_VERSION
@@ -34,14 +33,6 @@ from .store.scan import ParseCache, Skip, fingerprint
 log = logging.getLogger("memlane")
 
 Progress = Callable[[str, int, int], None]
-
-
-class Depth(str, Enum):
-    """How much of each unit a recall returns (J2)."""
-
-    IDS = "ids"
-    SUMMARY = "summary"
-    FULL = "full"
 
 
 PREVIEW_CHARS = 80
@@ -140,22 +131,8 @@ class Memory:
         if self._embedder_loaded:
             return self._embedder
         self._embedder_loaded = True
-        choice = self._embedder_choice
-        if isinstance(choice, Embedder):
-            self._embedder = choice
-            return choice
-        name = choice or self.config.embed.model
-        if name == "none":
-            self.embedder_notice = "keyword-only: embeddings are turned off (embed.model = \"none\")"
-            return None
-        if name == "default":
-            name = DEFAULT_EMBEDDER
-        try:
-            self._embedder = load_embedder(name)
-        except KeyError as exc:
-            raise ConfigError(exc.args[0]) from None
-        except EmbedderUnavailable as exc:
-            self.embedder_notice = f"keyword-only: {exc}"
+        self._embedder, self.embedder_notice = resolve_embedder(self._embedder_choice, self.config.embed.model)
+        if self._embedder is None and self._embedder_choice != "none" and self.config.embed.model != "none":
             log.warning("%s", self.embedder_notice)
         return self._embedder
 
@@ -433,6 +410,9 @@ class Memory:
         meta = row["meta"]
         result = {"rank": rank_no, "name": row["name"], "path": row["path"], "score": round(hit.score, 4),
                   "reached": "; ".join(hit.path) or "seed"}
+        if depth is Depth.INDEX:  # the line an index would hold: title and when it applies
+            result.update({"title": row["title"] or row["name"], "type": row["type"], "scope": row["scope"],
+                           "hook": _preview(meta.get("index_hook") or row["description"] or row["body"], 160)})
         if depth in (Depth.SUMMARY, Depth.FULL):
             preview_src = meta.get("index_hook") or row["description"] or row["body"]
             result.update({
@@ -636,9 +616,9 @@ def _iso(ts: float | None) -> str | None:
     return None if not ts else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-def _preview(text: str) -> str:
+def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     flat = " ".join((text or "").split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _overridden_user_units(index: Index, prompt: str) -> frozenset[int]:

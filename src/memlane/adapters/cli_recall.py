@@ -88,6 +88,8 @@ def _format_results(results: list[dict], depth: Depth, explain: bool) -> str:
         tag = "" if r["reached"].startswith("seed") else f"  <- {r['reached']}"
         if depth is Depth.IDS:
             lines.append(f"{r['rank']}. {r['name']}  [{r['score']:.3f}]  {r['path']}{tag}")
+        elif depth is Depth.INDEX:
+            lines.append(f"- [{r['title']}]({r['path']}) — {r['hook']}  [{r['score']:.3f}]{tag}")
         else:
             lines.append(f"{r['rank']}. {r['title']}  ({r['type'] or '-'}, {r['scope']})  [{r['score']:.3f}]{tag}")
             lines.append(f"   {r['preview']}")

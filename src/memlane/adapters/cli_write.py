@@ -82,7 +82,7 @@ def cmd_graph(args) -> int:
     """``memlane graph``: ``--html OUT`` writes the page, ``--dot`` / ``--mermaid`` print the
     graph; ``--json`` prints the data instead (with the DOT or Mermaid text, or the page's path)."""
     from ..guards.exits import clean
-    from ..picture import graph_data, to_dot, to_html, to_mermaid
+    from .picture import graph_data, to_dot, to_html, to_mermaid
 
     data = graph_data(_memory_with_notes(args), recent=args.recent)
     if args.html:

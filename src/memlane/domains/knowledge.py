@@ -123,15 +123,11 @@ class KnowledgeDomain:
         model degrades to keyword-only with a notice, never an error (I3)."""
         if embedder is None or not isinstance(embedder, str):
             return embedder
-        if embedder == "none":
-            return None
-        from ..embed import EmbedderUnavailable, load_embedder
+        from ..embed import resolve_embedder
 
-        try:
-            return load_embedder(None if embedder == "default" else embedder)
-        except EmbedderUnavailable as exc:
-            self.notice = f"keyword-only: {exc}"
-            return None
+        found, notice = resolve_embedder(embedder)
+        self.notice = notice or ""
+        return found
 
     # -- connection ---------------------------------------------------------------------------
     @property

@@ -15,7 +15,8 @@ import importlib
 
 from .base import Embedder, EmbedderUnavailable
 
-__all__ = ["Embedder", "EmbedderUnavailable", "DEFAULT_EMBEDDER", "available_embedders", "load_embedder"]
+__all__ = ["Embedder", "EmbedderUnavailable", "DEFAULT_EMBEDDER", "available_embedders", "load_embedder",
+           "resolve_embedder"]
 
 #: chosen by measurement: see README "Choosing the default embedder"
 DEFAULT_EMBEDDER = "e5-minilm"
@@ -73,3 +74,24 @@ def load_embedder(name: str | None = None) -> Embedder:
         ) from exc
     _loaded[name] = instance
     return instance
+
+
+def resolve_embedder(choice: "str | Embedder | None", configured: str = "default") -> "tuple[Embedder | None, str | None]":
+    """The one way memlane turns an embedder choice into an embedder: an instance as it is, a
+    registered name, ``"default"``, or ``"none"`` for keyword-only; ``None`` means the configured
+    model (``configured``). Returns (embedder or None, a notice saying why it is keyword-only).
+    A model that cannot load degrades to keyword-only with the notice, never an error; an
+    unknown name is a configuration error."""
+    from ..errors import ConfigError
+
+    if isinstance(choice, Embedder):
+        return choice, None
+    name = choice or configured or "default"
+    if name == "none":
+        return None, 'keyword-only: embeddings are turned off (embed.model = "none")'
+    try:
+        return load_embedder(DEFAULT_EMBEDDER if name == "default" else name), None
+    except KeyError as exc:
+        raise ConfigError(exc.args[0]) from None
+    except EmbedderUnavailable as exc:
+        return None, f"keyword-only: {exc}"

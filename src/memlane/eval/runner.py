@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..config import Config, Fusion, RetrieveConfig, cache_home
-from ..embed import DEFAULT_EMBEDDER, Embedder, EmbedderUnavailable, load_embedder
+from ..embed import Embedder, resolve_embedder
 from ..index.chunking import ChunkStrategy, text_hash
 from ..index.db import Index
 from ..index.vectors import EmbeddingCache, embed_pending
@@ -95,15 +95,12 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
 
 # -- running ------------------------------------------------------------------------------------
 def _resolve_embedder(embedder, notes: list[str]) -> Embedder | None:
-    if embedder is None or isinstance(embedder, Embedder):
-        return embedder
-    if embedder == "none":
+    if embedder is None:
         return None
-    try:
-        return load_embedder(DEFAULT_EMBEDDER if embedder == "default" else embedder)
-    except EmbedderUnavailable as exc:
-        notes.append(f"embedder unavailable, keyword only: {exc}")
-        return None
+    found, notice = resolve_embedder(embedder)
+    if found is None and embedder != "none":
+        notes.append(f"embedder unavailable, keyword only: {notice}")
+    return found
 
 
 def _usable_modes(modes: Sequence[str], embedder: Embedder | None, notes: list[str]) -> list[str]:

@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from enum import Enum
 
+from ..config import ChunkStrategy
 from .unit import Unit
 
-
-class ChunkStrategy(str, Enum):
-    WHOLE = "whole"
-    DESCRIPTION = "description"
-    CHUNKS = "chunks"
-
+__all__ = ["ChunkStrategy", "body_windows", "chunk_texts", "text_hash"]
 
 _PARA = re.compile(r"\n\s*\n")
 

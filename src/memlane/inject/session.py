@@ -20,11 +20,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import cache_home
+from ..config import Depth, cache_home
 
 log = logging.getLogger("memlane.inject")
 
-DEPTH_RANK = {"index": 1, "summary": 2, "full": 3}
 KEEP_DAYS = 14  # session files older than this are removed when a new session starts
 
 
@@ -65,7 +64,7 @@ class SessionState:
         old_hash, when, old_depth = seen
         now = time.time() if now is None else now
         return (old_hash != content_hash or now - float(when) >= refresh_s
-                or DEPTH_RANK.get(depth, 0) > DEPTH_RANK.get(old_depth, 0))
+                or _rank(depth) > _rank(old_depth))
 
     def mark(self, uid: str, content_hash: str, depth: str, now: float | None = None) -> None:
         self.injected[uid] = [content_hash, time.time() if now is None else now, depth]
@@ -84,6 +83,13 @@ class SessionState:
             os.replace(tmp, self.path)
         except OSError as exc:
             log.warning("session state %s not saved (%s); a note may be injected twice", self.path, exc)
+
+
+def _rank(depth: str) -> int:
+    try:
+        return Depth(depth).rank
+    except ValueError:
+        return -1
 
 
 def prune_old_sessions(now: float | None = None) -> None:
