@@ -14,7 +14,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-import memlane.index.db as db  # noqa: E402
+import memlane.index.units as db  # noqa: E402 (where units are written to the full-text index)
 import memlane.index.text as text  # noqa: E402
 import memlane.retrieve.search as search  # noqa: E402
 from memlane.config import RetrieveConfig  # noqa: E402

@@ -16,7 +16,7 @@ sys.path.insert(0, str(REPO / "src"))
 from memlane.config import Config  # noqa: E402
 from memlane.embed import DEFAULT_EMBEDDER, load_embedder  # noqa: E402
 from memlane.eval import evaluate_path  # noqa: E402
-from memlane.index import ChunkStrategy  # noqa: E402
+from memlane.config import ChunkStrategy  # noqa: E402
 
 SETS = {"agent_notes_dev": REPO.parent / "shared" / "bench" / "agent_notes_dev", "demo": REPO / "src" / "memlane" / "demo"}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memlane.domains.base import DomainHit, PrivacyGate
+from memlane.domains.base import PrivacyGate, Recalled
 from memlane.domains.code import CodeDomain, code_query_terms, find_ctags, parse_regex, split_identifier
 
 FILES = {
@@ -124,7 +124,7 @@ def code(repo):
         yield d
 
 
-def addresses(hits: list[DomainHit]) -> list[str]:
+def addresses(hits: list[Recalled]) -> list[str]:
     return [h.address for h in hits]
 
 

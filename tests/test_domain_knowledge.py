@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memlane.domains.base import DomainHit
+from memlane.domains.base import Recalled
 from memlane.domains.knowledge import KnowledgeDomain, split_sections
 from memlane.embed import load_embedder
 from memlane.guards.privacy import PrivacyGate
@@ -185,7 +185,7 @@ def test_recall_returns_verbatim_sections_with_addresses(library, mode):
     dom = domain(library, mode)
     dom.refresh()
     hits = dom.recall("how do I rollback a bad release", k=3)
-    assert hits and isinstance(hits[0], DomainHit)
+    assert hits and isinstance(hits[0], Recalled)
     top = hits[0]
     assert top.address == "guide.md#Deploy Guide/Rollback" and top.domain == "knowledge"
     assert top.title == "Rollback" and top.path == str(library / "guide.md")

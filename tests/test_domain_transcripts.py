@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memlane.domains.base import DomainHit
+from memlane.domains.base import Recalled
 from memlane.domains.transcripts import MAX_TURN_CHARS, TranscriptDomain, extract_turn, filter_sql
 from memlane.guards.privacy import PrivacyGate
 
@@ -182,7 +182,7 @@ def test_extract_turn(record, expected):
 def test_recall_returns_the_turn_with_its_window(domain, projects):
     domain.refresh()
     hits = domain.recall("why was the discount applied twice in checkout", k=3)
-    assert hits and isinstance(hits[0], DomainHit)
+    assert hits and isinstance(hits[0], Recalled)
     hit = hits[0]
     assert hit.domain == "transcripts" and hit.address == f"session {SESSION_A} turn 3"
     assert hit.path == str((projects / SHOP / f"{SESSION_A}.jsonl").resolve()) and Path(hit.path).is_absolute()

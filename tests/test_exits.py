@@ -102,21 +102,23 @@ def test_the_library_hands_out_redacted_data(leaky):
     from memlane import Memory
 
     with Memory([leaky["store"]], embedder="none", index_path=leaky["tmp"] / "l.sqlite") as mem:
-        _no_secret(json.dumps(mem.recall("deploy billing", depth="full", explain=True)), "Memory.recall")
+        _no_secret(json.dumps([r.as_dict() for r in mem.recall("deploy billing", depth="full", explain=True)]),
+                   "Memory.recall")
         _no_secret(json.dumps(mem.show("project_deploy")), "Memory.show")
 
 
 @pytest.fixture
 def library_redaction_off(monkeypatch):
     """Each exit must hold on its own: the library's own redaction of notes is switched off."""
+    import memlane.adapters.picture.data
     import memlane.memory
-    import memlane.picture
+    import memlane.recall
 
     identity = lambda value, *args, **kwargs: value  # noqa: E731
+    monkeypatch.setattr(memlane.recall, "redact", identity)
+    monkeypatch.setattr(memlane.memory, "redact_data", identity)
     for name in ("redact", "redact_data"):
-        monkeypatch.setattr(memlane.memory, name, identity)
-    monkeypatch.setattr(memlane.picture, "redact_data", identity)
-    monkeypatch.setattr(memlane.picture, "redact", identity)
+        monkeypatch.setattr(memlane.adapters.picture.data, name, identity)
 
 
 def test_each_exit_redacts_on_its_own(leaky, library_redaction_off, capsys, sealed_env):

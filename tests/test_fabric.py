@@ -19,7 +19,7 @@ import pytest
 
 from conftest import write_note
 from memlane import Memory
-from memlane.domains.base import DomainHit
+from memlane.domains.base import Recalled
 from memlane.domains.fabric import Fabric, build_fabric
 from memlane.guards.privacy import PrivacyGate
 
@@ -88,7 +88,7 @@ def test_every_domain_finds_the_public_twin_and_never_the_excluded_file(world):
         try:
             assert set(fabric.domains) == {"notes", "knowledge", "transcripts", "code"}
             report = fabric.refresh()
-            out = fabric.recall_all(QUERY)
+            out = fabric.as_data(fabric.recall_all(QUERY))
         finally:
             fabric.close()
     buckets = {b["domain"]: b for b in out["buckets"]}
@@ -168,8 +168,8 @@ class _Leaky:
         return {}
 
     def recall(self, query, k, *, filters=None):
-        return [DomainHit("knowledge", "/docs/secret-plan.md", "secret-plan.md#Plan", "the plan", 0.9),
-                DomainHit("knowledge", "/docs/plan.md", "plan.md#Plan", "the public plan; token " + TOKEN_GHP, 0.5)]
+        return [Recalled.of_domain("knowledge", "/docs/secret-plan.md", "secret-plan.md#Plan", "the plan", 0.9),
+                Recalled.of_domain("knowledge", "/docs/plan.md", "plan.md#Plan", "the public plan; token " + TOKEN_GHP, 0.5)]
 
     def close(self):
         pass
@@ -184,7 +184,7 @@ class _Dense:
         return {}
 
     def recall(self, query, k, *, filters=None):
-        return [DomainHit("code", f"/src/m{n}.py", f"m{n}.f", "def f(): ...", 0.99) for n in range(k)]
+        return [Recalled.of_domain("code", f"/src/m{n}.py", f"m{n}.f", "def f(): ...", 0.99) for n in range(k)]
 
     def close(self):
         pass
@@ -206,7 +206,7 @@ class _Failing:
 def test_the_aggregator_gates_every_hit_shares_the_ceiling_and_survives_a_failing_domain():
     fabric = Fabric({"knowledge": _Leaky(), "code": _Dense(), "transcripts": _Failing()},
                     PrivacyGate(("*secret*",)), ceiling=6)
-    out = fabric.recall_all("plan")
+    out = fabric.as_data(fabric.recall_all("plan"))
     assert out["quota"] == 2
     buckets = {b["domain"]: b for b in out["buckets"]}
     assert [r["path"] for r in buckets["knowledge"]["results"]] == ["/docs/plan.md"]

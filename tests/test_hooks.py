@@ -18,7 +18,8 @@ import pytest
 from conftest import write_note
 from memlane.config import Bracket, InjectConfig
 from memlane.inject.layers import choose_bracket
-from memlane.inject.render import Item, render
+from memlane.inject.render import render
+from memlane.retrieve.recalled import Recalled as Item
 from memlane.inject.transcript import read_transcript
 
 CAP = 10_000

@@ -16,7 +16,7 @@ import pytest
 from conftest import STORE_NOTES, write_note
 from memlane import Config, Memory
 from memlane.index import Index, Unit
-from memlane.index.db import GRAPH_VERSION
+from memlane.associate.build import GRAPH_VERSION
 from memlane.index.schema import MIGRATIONS
 
 N_STORE = len(STORE_NOTES)
@@ -79,7 +79,7 @@ def test_a_changed_memory_md_hook_updates_its_note(memory, store):
 def test_deleting_the_index_loses_nothing(store, tmp_path):
     path = tmp_path / "i.sqlite"
     def drop_scores(results):  # scores move a little: the hit-log (kept) now says the notes were used
-        return [{k: v for k, v in r.items() if k != "score"} for r in results]
+        return [{k: v for k, v in r.as_dict().items() if k != "score"} for r in results]
 
     with Memory([store], embedder="none", index_path=path) as mem:
         before = mem.recall("postgres upgrade", depth="full")

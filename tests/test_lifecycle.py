@@ -12,7 +12,7 @@ import pytest
 from memlane import Memory
 from memlane.adapters.cli import main as cli
 from memlane.config import LifecycleConfig
-from memlane.index.db import Index
+from memlane.index import Index
 from memlane.index.unit import Unit
 from memlane.lifecycle import HitLog
 from memlane.lifecycle.activation import DAY, base_level, recency_factor

@@ -166,8 +166,8 @@ def test_every_spelling_of_the_private_flag_is_private(tmp_path, flag):
 
 
 def test_an_index_built_by_an_older_reader_is_read_again(tmp_path, monkeypatch):
+    import memlane.index.refresh
     import memlane.index.unit
-    import memlane.memory
     import memlane.store.note as note_module
 
     store = tmp_path / "store"
@@ -176,7 +176,7 @@ def test_an_index_built_by_an_older_reader_is_read_again(tmp_path, monkeypatch):
     index = tmp_path / "i.sqlite"
     with monkeypatch.context() as older:  # a memlane that read only a top-level `private:`
         older.setattr(note_module, "_flag", lambda fields, meta, name: fields.get(name))
-        for module in (memlane.index.unit, memlane.memory):
+        for module in (memlane.index.unit, memlane.index.refresh):
             older.setattr(module, "PARSER_VERSION", "1")
         with Memory([store], embedder="none", index_path=index) as mem:
             assert mem.recall("where do the deploy keys live", include_private=False)  # the old leak

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_note
+from memlane.retrieve.recalled import Recalled
 from memlane import Depth, Memory
 
 PROMPT = "release the postgres upgrade"  # two or more notes in both modes
@@ -35,7 +36,7 @@ def test_results_in_rank_order_with_absolute_paths(memory, store):
                                          (Depth.FULL, FULL_KEYS)])
 def test_depth_fields(memory, depth, keys):
     hits = memory.recall(PROMPT, depth=depth)
-    assert hits and all(set(h) == keys for h in hits)
+    assert hits and all(set(h.as_dict()) == keys for h in hits)
 
 
 def test_summary_and_full_values(memory, store):
@@ -54,7 +55,8 @@ def test_preview_is_at_most_80_characters(store, tmp_path):
                + "\n---\nbody\n")
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
         (hit,) = mem.recall("verbose words")
-    assert len(hit["preview"]) == 80 and hit["preview"].endswith("…")
+    preview = hit["preview"]
+    assert len(preview) <= 80 and preview.endswith("…") and preview[:-1].split()[-1] in ("verbose", "words")
 
 
 def test_explain_fields(memory):
@@ -124,9 +126,11 @@ def test_rrf_fusion_per_call(memory):
     assert all(0 < h["explain"]["fused"] <= 1 for h in hits)
 
 
-def test_results_are_plain_data(memory):
-    for data in (memory.recall(PROMPT, depth="full", explain=True), memory.show("user_role"),
-                 memory.stats(), memory.doctor(), memory.refresh()):
+def test_results_serialise_to_plain_data(memory):
+    results = memory.recall(PROMPT, depth="full", explain=True)
+    assert results and all(isinstance(r, Recalled) and r.explain is not None for r in results)
+    for data in ([r.as_dict() for r in results], memory.show("user_role"), memory.stats(), memory.doctor(),
+                 memory.refresh().as_dict()):
         assert json.loads(json.dumps(data)) == data
 
 

@@ -61,7 +61,7 @@ def test_notes_outside_the_store_are_never_read(linked_store, tmp_path, sealed_e
         report = mem.refresh()
         found = mem.recall("production deploy credentials", k=10, depth="full")
         stats = mem.stats()
-    text = json.dumps(found)
+    text = json.dumps([r.as_dict() for r in found])
     assert LEAK not in text and "diary" not in text
     assert [r["name"] for r in found] == ["project_deploy"]
     reasons = {Path(s["path"]).name: s["reason"] for s in report["skipped"]}

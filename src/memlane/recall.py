@@ -19,15 +19,20 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
 
 from .associate.divergent import remote_associates
 from .associate.spread import SpreadSettings, spread_activation
-from .config import Config, Fusion
+from .config import Config, Depth, Fusion
 from .embed.base import Embedder
-from .index.db import Index
+from .index.storage import Storage as Index
 from .index.text import query_terms
 from .lifecycle.usage import recency_of, state_of
 from .retrieve.fusion import Legs
+from .guards.exits import unit_risk
+from .guards.secrets import redact
+from .retrieve.recalled import Explanation, Recalled
 from .retrieve.search import Hit, order_hits, rank
 
 #: PageRank this many times the average counts as fully central (A4)
@@ -195,3 +200,97 @@ def _remote(index: Index, hits: list[Hit], selected: list[Hit], config: Config, 
         hit.path = [f"remote, from the cluster of [[{cluster}]]: {how}"]
         out.append(hit)
     return out
+
+
+# -- from a ranking to what is handed out ------------------------------------------------------
+def excluded_units(index: Index, prompt: str, *, mixed_scopes: bool, include_private: bool,
+                   paths: Iterable[str] = ()) -> frozenset[int]:
+    """Units that are not candidates for this prompt: user-scope notes a project note overrides
+    by a shared recall keyword the prompt uses (the narrower scope wins), private notes when the
+    answer goes to an agent, and the notes at ``paths``."""
+    exclude = _overridden_user_units(index, prompt) if mixed_scopes else frozenset()
+    if not include_private:
+        exclude = exclude | index.private_units()
+    paths = list(paths)
+    if paths:
+        exclude = exclude | {row["id"] for row in index.units_by_path(paths)}
+    return exclude
+
+
+def recalled_units(index: Index, prompt: str, hits: list[Hit], *, depth: Depth, explain: bool) -> list[Recalled]:
+    """The selected hits as ``Recalled`` units, best first, every string field redacted."""
+    rows = index.units_by_id([h.unit_id for h in hits])
+    chosen = [(hit, rows[hit.unit_id]) for hit in hits if hit.unit_id in rows]
+    matched = index.matched_fields(query_terms(prompt), [h.unit_id for h, _ in chosen]) if explain else {}
+    return [recalled_note(row, rank=n, hit=hit, depth=depth, matched=matched.get(hit.unit_id) if explain else None)
+            for n, (hit, row) in enumerate(chosen, start=1)]
+
+
+def recalled_note(row: dict, *, rank: int = 0, hit: Hit | None = None, depth: Depth = Depth.FULL,
+                  matched: dict | None = None, reached: str | None = None) -> Recalled:
+    """One indexed note as a ``Recalled`` unit (``hit``: the ranking's evidence, when it was
+    ranked; ``matched``: its matched fields, which also asks for the explanation)."""
+    meta = row["meta"]
+    explanation = None
+    if matched is not None and hit is not None:
+        legs = hit.legs
+        explanation = Explanation(
+            bm25=None if legs.bm25 is None else round(legs.bm25, 4), bm25_norm=round(legs.bm25_norm, 4),
+            cosine=None if legs.cosine is None else round(legs.cosine, 4), vector=round(legs.vector, 4),
+            fused=round(legs.fused, 4), bm25_rank=legs.bm25_rank, vector_rank=legs.vector_rank,
+            matched_fields=matched, notes=tuple(legs.notes), activation=round(hit.activation, 4),
+            relevance=round(hit.relevance, 4), importance=round(hit.importance, 4), recency=round(hit.recency, 4),
+            base_level=None if hit.base_level is None else round(hit.base_level, 3), state=hit.state,
+            path=tuple(hit.path),
+            risk=unit_risk(row["name"], Path(row["path"]).name, row["title"], meta.get("index_hook"),
+                           row["description"], row["body"]))
+    return Recalled(
+        name=redact(row["name"]), path=redact(row["path"]), rank=rank, score=round(hit.score, 4) if hit else 0.0,
+        reached=reached or ("; ".join(hit.path) if hit and hit.path else "seed"),
+        title=redact(row["title"] or row["name"]), type=row["type"], scope=row["scope"],
+        description=redact(row["description"]), body=redact(row["body"]), hook=redact(meta.get("index_hook") or ""),
+        recall=tuple(redact(k) for k in meta.get("recall", [])), paths=tuple(redact(p) for p in meta.get("paths", [])),
+        kind=meta.get("kind"), status=meta.get("status"), private=bool(meta.get("private")),
+        state=hit.state if hit else "active", explain=explanation, depth=depth, uid=row["uid"])
+
+
+def log_recall(hit_log, prompt: str, results: list[Recalled], hits: list[Hit], *, session: str | None, depth: Depth,
+               layer: str, bracket: str | None) -> None:
+    """Write what was recalled, and why, to the hit-log (the lifecycle reads it back)."""
+    if hit_log is None or not results:
+        return
+    hit_log.record(prompt, [
+        {"path": r.path, "name": r.name, "rank": r.rank, "score": r.score,
+         "parts": {"bm25_norm": round(h.legs.bm25_norm, 4), "vector": round(h.legs.vector, 4),
+                   "fused": round(h.legs.fused, 4), "activation": round(h.activation, 4),
+                   "relevance": round(h.relevance, 4), "importance": round(h.importance, 4),
+                   "recency": round(h.recency, 4), "reached": _reached_kind(h),
+                   **({"via": r.reached} if r.reached != "seed" else {})}}
+        for r, h in zip(results, hits)], session=session, depth=depth.value, layer=layer, bracket=bracket)
+
+
+def _reached_kind(hit: Hit) -> str:
+    if hit.remote:
+        return "remote"
+    if hit.companion_of:
+        return "constellation"
+    if hit.activation and not (hit.path and hit.path[0] == "seed"):
+        return "spread"
+    return "seed"
+
+
+def _overridden_user_units(index: Index, prompt: str) -> frozenset[int]:
+    """User-scope units that share a recall keyword, used by the prompt, with a narrower-scope
+    unit: the narrower scope wins, so they leave both legs before ranking."""
+    from .store import scope_rank
+
+    terms = set(query_terms(prompt))
+    rows = index.recall_keywords()
+
+    def used(keyword: str) -> bool:
+        words = set(query_terms(keyword))
+        return bool(words) and words <= terms
+
+    narrower = {kw.lower() for _, scope, kws in rows if scope_rank(scope) > 0 for kw in kws if used(kw)}
+    return frozenset(uid for uid, scope, kws in rows
+                     if scope_rank(scope) == 0 and narrower & {kw.lower() for kw in kws})

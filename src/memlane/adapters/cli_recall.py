@@ -61,7 +61,7 @@ def cmd_index(args) -> int:
         text += f"\n{name}: {done['error'] if 'error' in done else counts}"
         text += "".join(f"\n  skipped {s['path']}: {s['reason']}" for s in done.get("skipped", [])
                         if "privacy" not in s.get("reason", ""))
-    _emit(args, {**report, "index": memory.index_path, "domains": domains}, text)
+    _emit(args, {**report.as_dict(), "index": memory.index_path, "domains": domains}, text)
     return 0
 
 
@@ -140,7 +140,8 @@ def cmd_recall(args) -> int:
                             include_archived=args.deep, divergent=args.divergent, refresh=False,
                             session=args.session)
     _notice(memory)
-    _emit(args, {"prompt": prompt, "results": results}, _format_results(results, depth, args.explain))
+    _emit(args, {"prompt": prompt, "results": [r.as_dict() for r in results]},
+          _format_results(results, depth, args.explain))
     return 0
 
 
@@ -179,8 +180,8 @@ def _recall_domains(args, prompt: str) -> int:
                                                      ("until", args.until), ("project", args.project)) if v},
                    "knowledge": {"path": args.path} if args.path else {},
                    "code": {"path": args.path} if args.path else {}}
-        out = fabric.recall_all(prompt, domains=[d for d in wanted if d in fabric.domains], ceiling=args.ceiling,
-                                filters=filters)
+        out = fabric.as_data(fabric.recall_all(prompt, domains=[d for d in wanted if d in fabric.domains],
+                                               ceiling=args.ceiling, filters=filters))
     finally:
         fabric.close()
     out["missing_domains"] = missing
@@ -262,7 +263,8 @@ def _recall_hook_input(args) -> int:
     lines += ["", "why (the recall ranking for the query):", _format_results(ranking, Depth.IDS, True)]
     if injection.text:
         lines += ["", "--- the injected text ---", injection.text]
-    _emit(args, {"report": report, "ranking": ranking, "text": injection.text}, "\n".join(lines))
+    _emit(args, {"report": report, "ranking": [r.as_dict() for r in ranking], "text": injection.text},
+          "\n".join(lines))
     return 0
 
 

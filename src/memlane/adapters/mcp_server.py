@@ -113,7 +113,7 @@ class Engine:
         out = fabric.recall_all(query, domains=[d for d in domains if d in fabric.domains], ceiling=k * len(domains),
                                 filters={"notes": {"scope": scope}} if scope else None)
         buckets = [{"domain": b["domain"], "activation": b["activation"],
-                    "results": [_shape_hit(h, depth) for h in b["results"]], **({"error": b["error"]} if "error" in b
+                    "results": [_shape_hit(h.as_dict(), depth) for h in b["hits"]], **({"error": b["error"]} if "error" in b
                                                                                 else {})}
                    for b in out["buckets"]]
         answer = {"query": query, "depth": depth.value, "buckets": buckets,

@@ -18,18 +18,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ..index.storage import Edge
 from ..store.links import link_key
 from ..store.note import NOTE_TYPES
 
 EDGE_KINDS = ("wiki", "markdown", "mention", "supersedes", "index")
 INDEX_SECTION_MAX = 8  # a longer MEMORY.md section is a list, not a grouping
-
-
-@dataclass(frozen=True)
-class Edge:
-    src: int
-    dst: int
-    kind: str
 
 
 @dataclass
@@ -103,3 +97,37 @@ def _resolve(target: str, unit: dict, by_key: dict[str, list[dict]]) -> list[dic
     folder = os.path.dirname(unit["path"])
     local = [c for c in candidates if os.path.dirname(c["path"]) == folder]
     return local or candidates
+
+
+def superseded_map(units: list[dict], edges) -> dict[int, str]:
+    """unit -> the name of what replaces it: another note ``supersedes`` it, or it names a
+    ``superseded_by``. A ``supersedes`` loop (a replaces b, b replaces a) says nothing about
+    which is current: notes on a loop are not demoted (``supersedes_loops`` lists them)."""
+    names = {u["id"]: u["name"] for u in units}
+    pairs = [(e.src, e.dst) for e in edges if e.kind == "supersedes"]
+    looped = on_cycles(pairs)
+    out = {dst: names.get(src, str(src)) for src, dst in pairs if dst not in looped}
+    for unit in units:
+        by = unit["meta"].get("superseded_by") or []
+        if by and unit["id"] not in out:
+            out[unit["id"]] = ", ".join(map(str, by))
+    return out
+
+
+def on_cycles(pairs: list[tuple[int, int]]) -> set[int]:
+    """Nodes that lie on a directed cycle of ``pairs`` (supersedes chains are short)."""
+    forward: dict[int, set[int]] = {}
+    for src, dst in pairs:
+        forward.setdefault(src, set()).add(dst)
+    on_cycle: set[int] = set()
+    for start in forward:
+        stack, seen = list(forward[start]), set()
+        while stack:
+            node = stack.pop()
+            if node == start:
+                on_cycle.add(start)
+                break
+            if node not in seen:
+                seen.add(node)
+                stack.extend(forward.get(node, ()))
+    return on_cycle

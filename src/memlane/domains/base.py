@@ -22,30 +22,14 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from dataclasses import asdict, dataclass, field
+
 from pathlib import Path
 from typing import Callable, Protocol
 
 from ..guards.privacy import PrivacyGate
+from ..retrieve.recalled import Recalled
 
 log = logging.getLogger("memlane.domains")
-
-
-@dataclass
-class DomainHit:
-    """One recalled unit of any domain."""
-
-    domain: str  # "notes" | "knowledge" | "transcripts" | "code"
-    path: str  # the absolute path of the source file
-    address: str  # where in it: "guide.md#Install/From source", "session 3f2a… turn 12", "pkg.mod.func"
-    text: str  # the exact text: a verbatim section, the turn with its window, the symbol's source
-    activation: float  # the domain's own relevance in [0, 1]; never compared across domains
-    title: str = ""  # a short label
-    why: str = ""  # the domain's reason, in words
-    meta: dict = field(default_factory=dict)  # domain specifics: session, turn, time, line, callers …
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 class Domain(Protocol):
@@ -54,10 +38,10 @@ class Domain(Protocol):
     def refresh(self) -> dict:
         """Index what changed; return counts and ``skipped`` [{path, reason}]."""
 
-    def recall(self, query: str, k: int, *, filters: dict | None = None) -> list[DomainHit]:
+    def recall(self, query: str, k: int, *, filters: dict | None = None) -> list[Recalled]:
         """At most ``k`` hits above the domain's threshold, best first."""
 
-    def fetch(self, address: str) -> DomainHit | None:
+    def fetch(self, address: str) -> Recalled | None:
         """The unit at ``address`` (as ``recall`` returned it), whole; None if there is none or
         the gate blocks it (fetch on confirmation, after a recall at ids depth)."""
 
@@ -117,4 +101,4 @@ def open_index(index_path: str, setup: Callable[[sqlite3.Connection], None], *, 
     return conn
 
 
-__all__ = ["Domain", "DomainHit", "PrivacyGate", "bm25_idf", "index_file", "open_index", "term_coverage"]
+__all__ = ["Domain", "PrivacyGate", "Recalled", "bm25_idf", "index_file", "open_index", "term_coverage"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..guards.privacy import PrivacyGate
-from .base import Domain, DomainHit
+from .base import Domain, Recalled
 
 log = logging.getLogger("memlane.fabric")
 
@@ -48,20 +48,21 @@ class Fabric:
     def recall_all(self, query: str, *, domains: list[str] | None = None, ceiling: int | None = None,
                    filters: dict[str, dict] | None = None, exclude: dict[str, set[str]] | None = None) -> dict:
         """One bucket per requested domain: ``{"query", "quota", "buckets": [{"domain",
-        "activation", "results", "ms", "error"?}]}``, buckets ordered by activation.
-        ``exclude``: per domain, addresses not to return (e.g. notes already shown)."""
+        "activation", "hits", "ms", "error"?}]}`` (``hits``: ``Recalled`` units), buckets ordered
+        by activation. ``exclude``: per domain, addresses not to return (e.g. notes already shown).
+        ``as_data`` turns the answer into plain data."""
         wanted = [d for d in (domains or list(self.domains)) if d in self.domains]
         quota = math.ceil((ceiling or self.ceiling) / max(1, len(wanted)))
         buckets = []
         for name in wanted:
             started = time.perf_counter()
-            bucket: dict = {"domain": name, "activation": 0.0, "results": []}
+            bucket: dict = {"domain": name, "activation": 0.0, "hits": []}
             try:
                 skip = (exclude or {}).get(name, set())
                 hits = self.domains[name].recall(query, quota + len(skip), filters=(filters or {}).get(name))
                 hits = [h for h in self._gated(hits) if h.address not in skip][:quota]
-                bucket["results"] = [h.as_dict() for h in hits]
-                bucket["activation"] = max((h.activation for h in hits), default=0.0)
+                bucket["hits"] = hits
+                bucket["activation"] = max((h.score for h in hits), default=0.0)
             except Exception as exc:  # noqa: BLE001 - the other domains still answer
                 log.warning("recall in %s failed: %s: %s", name, type(exc).__name__, exc)
                 bucket["error"] = f"{type(exc).__name__}: {exc}"
@@ -70,7 +71,7 @@ class Fabric:
         buckets.sort(key=lambda b: -b["activation"])
         return {"query": query, "quota": quota, "buckets": buckets}
 
-    def fetch(self, domain: str, address: str) -> DomainHit | None:
+    def fetch(self, domain: str, address: str) -> Recalled | None:
         """One unit by its domain and address, through the same gate and redaction as a recall."""
         if domain not in self.domains:
             return None
@@ -78,7 +79,7 @@ class Fabric:
         kept = self._gated([hit]) if hit is not None else []
         return kept[0] if kept else None
 
-    def _gated(self, hits: list[DomainHit]) -> list[DomainHit]:
+    def _gated(self, hits: list[Recalled]) -> list[Recalled]:
         """The hits the gate lets out, with secrets redacted (G3: a pasted token in a transcript
         or a key in a document is no more for the agent than one in a note; the slice is exact
         otherwise, and says when it was not)."""
@@ -91,13 +92,18 @@ class Fabric:
                 log.warning("%s returned %s, which privacy.exclude (%s) keeps out: dropped", hit.domain, hit.path,
                             pattern)
                 continue
-            clean = redact(hit.text)
-            if clean != hit.text:
-                hit.text, hit.meta = clean, {**hit.meta, "redacted": True}
-            hit.title, hit.address, hit.why = redact(hit.title), redact(hit.address), redact(hit.why)
-            hit.meta = redact_data(hit.meta)
-            kept.append(hit)
+            clean, meta = redact(hit.body), redact_data(hit.meta)
+            if clean != hit.body:
+                meta = {**meta, "redacted": True}
+            kept.append(hit.with_(body=clean, meta=meta, title=redact(hit.title), address=redact(hit.address),
+                                  name=redact(hit.name), reached=redact(hit.reached)))
         return kept
+
+    @staticmethod
+    def as_data(answer: dict) -> dict:
+        """A ``recall_all`` answer as plain data: each bucket's hits as ``results`` dicts."""
+        return {**answer, "buckets": [{**{k: v for k, v in b.items() if k != "hits"},
+                                       "results": [h.as_dict() for h in b["hits"]]} for b in answer["buckets"]]}
 
     def close(self) -> None:
         for domain in self.domains.values():

@@ -34,7 +34,7 @@ from ..index.schema import migrate
 from ..index.text import fts_match_expression, fts_text, query_terms
 from ..guards.privacy import OUTSIDE, PrivacyGate, excluded_by
 from ..retrieve.fusion import Legs, calibrate_cosine, fuse_hybrid, min_max
-from .base import DomainHit, index_file, open_index, term_coverage
+from .base import Recalled, index_file, open_index, term_coverage
 from .markdown import SECTION_CHARS, Section, split_sections
 
 __all__ = ["KnowledgeDomain", "KnowledgeSettings", "Section", "split_sections", "MARKDOWN_SUFFIXES"]
@@ -319,7 +319,7 @@ class KnowledgeDomain:
             raise
 
     # -- recall -------------------------------------------------------------------------------
-    def recall(self, query: str, k: int = 5, *, filters: dict | None = None) -> list[DomainHit]:
+    def recall(self, query: str, k: int = 5, *, filters: dict | None = None) -> list[Recalled]:
         """At most ``k`` sections above the thresholds, best first; ``filters={"path": glob or
         [globs]}`` keeps sections of matching files (relative address or absolute path)."""
         if not self._meta("refreshed"):
@@ -414,8 +414,8 @@ class KnowledgeDomain:
                 item.vector = calibrate_cosine(item.cosine, floor, strong)
         return True
 
-    def _hits(self, ranked: list[tuple[int, Legs]], coverage: dict, k: int) -> list[DomainHit]:
-        hits: list[DomainHit] = []
+    def _hits(self, ranked: list[tuple[int, Legs]], coverage: dict, k: int) -> list[Recalled]:
+        hits: list[Recalled] = []
         for sid, item in ranked:
             if len(hits) >= k:
                 break
@@ -430,7 +430,7 @@ class KnowledgeDomain:
                 "vector": round(item.vector, 4)}))
         return hits
 
-    def _hit(self, row, activation: float, legs: dict | None = None) -> DomainHit:
+    def _hit(self, row, activation: float, legs: dict | None = None) -> Recalled:
         path, address, headings, text, start_line, end_line, split, rel, note, _ = row
         headings = json.loads(headings)
         meta = {"file": rel, "headings": headings, "start_line": start_line, "end_line": end_line,
@@ -444,14 +444,14 @@ class KnowledgeDomain:
                 why.append(f"keyword {legs['bm25_norm']:.2f} (matched {', '.join(legs['matched'])})")
             if legs["cosine"] is not None:
                 why.append(f"cosine {legs['cosine']:.2f} (leg {legs['vector']:.2f})")
-        return DomainHit(domain=self.name, path=path, address=address, text=text, activation=activation,
+        return Recalled.of_domain(domain=self.name, path=path, address=address, text=text, activation=activation,
                          title=headings[-1] if headings else Path(rel).name, why="; ".join(why), meta=meta)
 
-    def fetch(self, address: str) -> DomainHit | None:
+    def fetch(self, address: str) -> Recalled | None:
         """The unit at ``address`` (as a recall returned it), or None (the contract's fetch)."""
         return self.section(address)
 
-    def section(self, address: str) -> DomainHit | None:
+    def section(self, address: str) -> Recalled | None:
         """One section by its content path (fetch-on-confirmation), verbatim; None if absent or blocked."""
         row = self.conn.execute(
             f"SELECT {_HIT_COLUMNS} FROM sections s JOIN files f ON f.path = s.path WHERE s.address = ?", (address,)

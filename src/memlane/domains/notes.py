@@ -5,7 +5,7 @@ candidates here."""
 from __future__ import annotations
 
 from ..memory import Memory
-from .base import DomainHit
+from .base import Recalled
 
 
 class NotesDomain:
@@ -20,33 +20,33 @@ class NotesDomain:
         return {"notes": report.get("notes"), "skipped": report.get("skipped", [])}
 
     def recall(self, query: str, k: int, *, filters: dict | None = None, session: str | None = None,
-               include_archived: bool = False) -> list[DomainHit]:
+               include_archived: bool = False) -> list[Recalled]:
         results = self.memory.recall(query, k=k, depth="full", explain=True, refresh=False, include_private=False,
                                      include_archived=include_archived, layer=self.layer, session=session)
         scope = (filters or {}).get("scope")
         hits = []
         for r in results:
-            if scope and r.get("scope") != scope:
+            if scope and r.scope != scope:
                 continue
-            e = r["explain"]
-            text = "\n\n".join(part for part in (r.get("description"), r.get("body")) if part)
-            why = (f"relevance {e['relevance']:.2f} x importance {e['importance']:.2f} x recency {e['recency']:.2f}"
-                   + ("" if r["reached"] == "seed" else f"; {r['reached']}"))
-            hits.append(DomainHit("notes", r["path"], r["name"], text, round(min(1.0, e["relevance"]), 4),
-                                  title=r.get("title") or r["name"], why=why,
-                                  meta={"type": r.get("type"), "scope": r.get("scope"), "score": r["score"],
-                                        "state": e.get("state"), "reached": r["reached"]}))
+            e = r.explain
+            text = "\n\n".join(part for part in (r.description, r.body) if part)
+            why = (f"relevance {e.relevance:.2f} x importance {e.importance:.2f} x recency {e.recency:.2f}"
+                   + ("" if r.reached == "seed" else f"; {r.reached}"))
+            hits.append(Recalled.of_domain("notes", r.path, r.name, text, round(min(1.0, e.relevance), 4),
+                                           title=r.title or r.name, why=why,
+                                           meta={"type": r.type, "scope": r.scope, "score": r.score, "state": e.state,
+                                                 "reached": r.reached}))
         return hits[:k]
 
-    def fetch(self, address: str) -> DomainHit | None:
+    def fetch(self, address: str) -> Recalled | None:
         """The note called ``address`` (never a private one), or None."""
         found = [n for n in self.memory.show(address, session=self.layer) if not n["meta"].get("private")]
         if not found:
             return None
         note = found[0]
         text = "\n\n".join(part for part in (note["description"], note["body"]) if part)
-        return DomainHit("notes", note["path"], note["name"], text, 1.0, title=note["title"] or note["name"],
-                         why="fetched by name", meta={"type": note["type"], "scope": note["scope"]})
+        return Recalled.of_domain("notes", note["path"], note["name"], text, 1.0, title=note["title"] or note["name"],
+                                  why="fetched by name", meta={"type": note["type"], "scope": note["scope"]})
 
     def close(self) -> None:
         self.memory.close()

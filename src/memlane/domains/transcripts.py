@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..index.text import fts_match_expression, fts_text, query_terms
 from ..guards.privacy import OUTSIDE, PrivacyGate
-from .base import DomainHit, index_file, open_index, term_coverage
+from .base import Recalled, index_file, open_index, term_coverage
 from .turns import Piece, extract_turn
 
 __all__ = ["TranscriptDomain", "extract_turn", "filter_sql"]
@@ -352,7 +352,7 @@ class TranscriptDomain:
         self.conn.execute("INSERT INTO turns_fts (rowid, text) VALUES (?, ?)", (turn_id, fts_text(text)))
 
     # -- recall -------------------------------------------------------------------------------
-    def recall(self, query: str, k: int = 5, *, filters: dict | None = None) -> list[DomainHit]:
+    def recall(self, query: str, k: int = 5, *, filters: dict | None = None) -> list[Recalled]:
         """At most ``k`` turns above the threshold, best first, each with its window; a turn
         inside an earlier hit's window is folded into it, overlapping windows are clipped."""
         scored = self.rank(query, filters=filters)
@@ -444,8 +444,8 @@ class TranscriptDomain:
         return ids, matrix
 
     # -- windows ------------------------------------------------------------------------------
-    def _with_windows(self, scored: list[tuple], k: int) -> list[DomainHit]:
-        hits: list[DomainHit] = []
+    def _with_windows(self, scored: list[tuple], k: int) -> list[Recalled]:
+        hits: list[Recalled] = []
         taken: dict[str, list[list[int]]] = {}  # path -> [first, last] of windows already returned
         rows = self._turn_rows([tid for tid, _, _ in scored])
         files = {}
@@ -488,7 +488,7 @@ class TranscriptDomain:
                 out[r[0]] = dict(zip(cols, r))
         return out
 
-    def _hit(self, row: dict, activation: float, why: str, first: int, last: int) -> DomainHit:
+    def _hit(self, row: dict, activation: float, why: str, first: int, last: int) -> Recalled:
         around = self.conn.execute("SELECT turn, role, text, chars FROM turns WHERE path = ? AND turn BETWEEN ? AND ?"
                                    " ORDER BY turn", (row["path"], first, last)).fetchall()
         lines = []
@@ -506,11 +506,11 @@ class TranscriptDomain:
                 "project": row["project"], "cwd": row["cwd"], "window": window}
         if row["chars"] > len(row["text"]):
             meta["truncated"] = {"indexed_chars": len(row["text"]), "chars": row["chars"]}
-        return DomainHit(domain=self.name, path=row["path"], address=f"session {row['session']} turn {row['turn']}",
+        return Recalled.of_domain(domain=self.name, path=row["path"], address=f"session {row['session']} turn {row['turn']}",
                          text="\n".join(lines), activation=round(min(1.0, max(0.0, activation)), 4),
                          title=f"{row['role']}: {first_line[:80]}", why=why, meta=meta)
 
-    def fetch(self, address: str) -> DomainHit | None:
+    def fetch(self, address: str) -> Recalled | None:
         """The turn at ``address`` ("session <id> turn <n>") with its window, or None."""
         parts = address.split()
         if len(parts) != 4 or parts[0] != "session" or parts[2] != "turn" or not parts[3].isdigit():

@@ -13,7 +13,8 @@ from typing import Callable, Sequence
 from ..config import Config, Fusion, RetrieveConfig, cache_home
 from ..embed import Embedder, resolve_embedder
 from ..index.chunking import ChunkStrategy, text_hash
-from ..index.db import Index
+from ..associate.build import rebuild_graph
+from ..index.sqlite import SQLiteIndex as Index
 from ..index.vectors import EmbeddingCache, embed_pending
 from ..recall import RecallPlan, run_recall
 from . import metrics as m
@@ -155,6 +156,7 @@ class _Run:
             started = time.perf_counter()
             index.sync(units, strategy=self.strategy,
                        max_chars=self.embedder.max_chars if self.embedder else 2000)
+            rebuild_graph(index)
             self.timing["index_s"] += time.perf_counter() - started
             qvecs = [None] * len(queries)
             if self.embedder is not None:

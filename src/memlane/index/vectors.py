@@ -1,19 +1,126 @@
-"""Vectors (I3): embed what the index lacks, in batches, and search exactly with numpy.
+"""Vectors: embed what the index lacks, in batches, and search exactly with numpy.
 
 Embeddings are content-addressed (model, hash of the embedded text), as in simonw/llm:
 re-indexing unchanged text never re-embeds, and a renamed note keeps its vector.
 An optional :class:`EmbeddingCache` (another SQLite file) shares vectors between indexes,
 which the benchmark harness uses for its many small per-question indexes.
+
+``VectorStore`` is the SQLite index's part (a mixin of ``SQLiteIndex``); ``embed_pending`` works
+on any store of the storage seam.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ..embed.base import Embedder
-from .db import Index
+
+
+@dataclass
+class VectorMatrix:
+    """All chunk vectors of one model: row i belongs to unit ``unit_ids[i]``."""
+
+    model: str
+    unit_ids: "object"  # numpy int64 array
+    matrix: "object"  # numpy float32 (n, dim)
+    generation: int = 0
+    units: "object" = None  # distinct unit ids, in order
+    starts: "object" = None  # first row of each unit, or None when one row per unit
+    position: dict = field(default_factory=dict)  # unit id -> index into ``units``
+
+    def __post_init__(self) -> None:
+        import numpy as np
+
+        ids = self.unit_ids
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, dtype=np.int64)
+        self.units = ids[starts]
+        self.starts = None if len(starts) == len(ids) else starts
+        self.position = {uid: pos for pos, uid in enumerate(self.units.tolist())}
+
+    def similarities(self, query_vector) -> "Similarities":
+        """The best cosine of every unit: exact search, max-sim over a unit's chunks. Vectors
+        are unit-length, so a dot product is the cosine."""
+        import numpy as np
+
+        sims = self.matrix @ np.asarray(query_vector, dtype=np.float32)
+        if self.starts is not None:
+            sims = np.maximum.reduceat(sims, self.starts)
+        return Similarities(self.units, sims, self.position)
+
+
+@dataclass
+class Similarities:
+    """A query's cosines: ``units[i]`` has ``sims[i]`` (a store may hold only its best
+    candidates here); ``cosine_of`` answers for any unit it knows."""
+
+    units: "object"  # numpy int64 array
+    sims: "object"  # numpy float32 array
+    position: dict = field(default_factory=dict)
+
+    def __iter__(self):  # (units, sims) = similarities(...)
+        return iter((self.units, self.sims))
+
+    def cosine_of(self, unit_id: int) -> float | None:
+        pos = self.position.get(unit_id)
+        return None if pos is None else float(self.sims[pos])
+
+
+class VectorStore:
+    """Embeddings in the SQLite index (a mixin of ``SQLiteIndex``)."""
+
+    def pending_chunks(self, model: str) -> list[tuple[str, str]]:
+        """(hash, text) of chunks with no vector yet for ``model``, each hash once."""
+        return self.conn.execute(
+            "SELECT c.hash, min(c.text) FROM chunks c LEFT JOIN embeddings e"
+            " ON e.model = ? AND e.hash = c.hash WHERE e.hash IS NULL GROUP BY c.hash", (model,)).fetchall()
+
+    def pending_count(self, model: str) -> int:
+        """How many distinct chunk texts still lack a vector for ``model``."""
+        return self.conn.execute(
+            "SELECT count(DISTINCT c.hash) FROM chunks c LEFT JOIN embeddings e ON e.model = ? AND e.hash = c.hash"
+            " WHERE e.hash IS NULL", (model,)).fetchone()[0]
+
+    def store_embeddings(self, model: str, hashes: list[str], vectors) -> None:
+        import numpy as np
+
+        rows = [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors)]
+        with self.transaction():
+            self.conn.executemany("INSERT OR REPLACE INTO embeddings(model, hash, vec) VALUES (?,?,?)", rows)
+            self._bump_generation()
+        self._vectors.pop(model, None)
+
+    def vector_matrix(self, model: str) -> VectorMatrix | None:
+        """All vectors of ``model``, loaded on first use and kept until the index changes."""
+        import numpy as np
+
+        generation = self.generation
+        cached = self._vectors.get(model)
+        if cached is not None and cached.generation == generation:
+            return cached
+        rows = self.conn.execute(
+            "SELECT c.unit, e.vec FROM chunks c JOIN embeddings e ON e.model = ? AND e.hash = c.hash"
+            " ORDER BY c.unit, c.seq", (model,)).fetchall()
+        if not rows:
+            return None
+        unit_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        vm = VectorMatrix(model, unit_ids, matrix, generation)
+        self._vectors[model] = vm
+        return vm
+
+    def similarities(self, model: str, query_vector) -> Similarities | None:
+        """Every unit's best cosine to ``query_vector``, or None without vectors of ``model``."""
+        vm = self.vector_matrix(model)
+        return None if vm is None else vm.similarities(query_vector)
+
+    def embedded_units(self) -> dict[str, int]:
+        """model -> how many units have at least one vector of it."""
+        return dict(self.conn.execute(
+            "SELECT e.model, count(DISTINCT c.unit) FROM chunks c JOIN embeddings e ON e.hash = c.hash"
+            " GROUP BY e.model").fetchall())
 
 
 class EmbeddingCache:
@@ -38,10 +145,9 @@ class EmbeddingCache:
         self.conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)", [(model, h, v) for h, v in items])
 
 
-def embed_pending(index: Index, embedder: Embedder, *, batch_size: int = 32,
-                  cache: EmbeddingCache | None = None,
+def embed_pending(index, embedder: Embedder, *, batch_size: int = 32, cache: EmbeddingCache | None = None,
                   progress: Callable[[int, int], None] | None = None) -> int:
-    """Embed every chunk of ``index`` that has no vector for ``embedder``; returns how many."""
+    """Embed every chunk of ``index`` (any store) that has no vector for ``embedder``; returns how many."""
     import numpy as np
 
     pending = index.pending_chunks(embedder.name)
@@ -67,22 +173,9 @@ def embed_pending(index: Index, embedder: Embedder, *, batch_size: int = 32,
     return total
 
 
-def unit_similarities(index: Index, model: str, query_vec):
-    """(unit ids, best cosine per unit) over the whole index: exact search, max-sim over
-    a unit's chunks. Vectors are unit-length, so a dot product is the cosine."""
-    import numpy as np
-
-    vm = index.vector_matrix(model)
-    if vm is None:
-        return None
-    sims = vm.matrix @ np.asarray(query_vec, dtype=np.float32)
-    if vm.starts is None:
-        return vm.units, sims
-    return vm.units, np.maximum.reduceat(sims, vm.starts)
-
-
-def cosine_by_unit(index: Index, model: str, query_vec) -> dict[int, float]:
-    found = unit_similarities(index, model, query_vec)
+def cosine_by_unit(index, model: str, query_vec) -> dict[int, float]:
+    """Every unit's best cosine to ``query_vec``, as a dict."""
+    found = index.similarities(model, query_vec)
     if found is None:
         return {}
-    return dict(zip(found[0].tolist(), found[1].tolist()))
+    return dict(zip(found.units.tolist(), found.sims.tolist()))

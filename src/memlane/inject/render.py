@@ -1,4 +1,5 @@
-"""Turning recalled notes into the text a hook injects (J2, J3, J5).
+"""Turning recalled notes into the text a hook injects: depth by context bracket, budgets, the
+host's cap.
 
 Depth per bracket: FRESH shows notes in full, MODERATE the most relevant in full and the rest
 as index lines, DEPLETED index lines only. A layer's token budget and the host's character cap
@@ -7,7 +8,7 @@ even index lines stop fitting the text ends, at a note boundary, with a pointer 
 Never nothing: a matching note is at least an index line while there is room for one.
 
 The text is phrased as background facts with each note's source path — imperative "system"
-wording can trip the host's prompt-injection defences (agents-and-mcp.md §1.4).
+wording can trip the host's prompt-injection defences (Claude Code's hook documentation says so).
 """
 
 from __future__ import annotations
@@ -16,46 +17,9 @@ from dataclasses import dataclass
 
 from ..config import Bracket
 from ..index.text import estimate_tokens
+from ..retrieve.recalled import PREVIEW_CHARS, Recalled, shorten
 
-PREVIEW = 160
-
-
-@dataclass
-class Item:
-    """One note as the renderer needs it (from a recall result at full depth)."""
-
-    name: str
-    title: str
-    path: str
-    type: str | None = None
-    scope: str = "project"
-    description: str = ""
-    body: str = ""
-    hook: str = ""  # the MEMORY.md line, or the description
-    reached: str = "seed"
-    stale: tuple[str, ...] = ()  # what it names that the working tree no longer has, phrased (G1)
-    address: str = ""  # another domain's unit: "guide.md#Install", "session … turn 12", "pkg.mod.func"
-
-    @property
-    def key(self) -> str:
-        """What the session's dedup remembers: the note's file, or the unit within a file."""
-        return f"{self.path}#{self.address}" if self.address else self.path
-
-    @classmethod
-    def from_hit(cls, hit: dict) -> "Item":
-        """A unit of another domain (a ``DomainHit`` as a dict): a document section, a
-        transcript turn with its window, a code symbol."""
-        first = next((line.strip("# ").strip() for line in hit["text"].splitlines() if line.strip()), "")
-        return cls(name=hit["address"], title=hit.get("title") or hit["address"], path=hit["path"], type=hit["domain"],
-                   scope="", body=hit["text"], hook=first[:160], reached=f"{hit['domain']}: {hit.get('why') or 'match'}",
-                   address=hit["address"])
-
-    @classmethod
-    def from_result(cls, r: dict) -> "Item":
-        return cls(name=r["name"], title=r.get("title") or r["name"], path=r["path"], type=r.get("type"),
-                   scope=r.get("scope", "project"), description=r.get("description") or "",
-                   body=r.get("body") or "", hook=r.get("preview") or r.get("description") or "",
-                   reached=r.get("reached", "seed"))
+PREVIEW = 160  # the longest one-line form of another domain's unit
 
 
 def planned_depth(position: int, bracket: Bracket, moderate_full: int) -> str:
@@ -67,47 +31,59 @@ def planned_depth(position: int, bracket: Bracket, moderate_full: int) -> str:
     return "index"
 
 
-def full_block(item: Item) -> str:
+def full_block(item: Recalled) -> str:
     kind = ", ".join(part for part in (item.type or "note", item.scope) if part)
     lines = [f"### {item.title} ({kind}) — {_where(item)}"]
     if item.description:
         lines.append(item.description)
     if item.body.strip():
         lines.append(item.body.strip())
-    if item.reached and not item.reached.startswith("seed"):
-        lines.append(f"(recalled {item.reached})")
+    reason = _reason(item)
+    if reason and not reason.startswith("seed"):
+        lines.append(f"(recalled {reason})")
     if item.stale:
         lines.append(_stale_note(item))
     return "\n".join(lines)
 
 
-def _where(item: Item) -> str:
+def _reason(item: Recalled) -> str:
+    """How the unit came: a note's path through the graph, another domain's own reason."""
+    return f"{item.domain}: {item.reached or 'match'}" if item.address else item.reached
+
+
+def _one_line(item: Recalled) -> str:
+    """A note's preview (its index hook, else its description, else its text); another domain's
+    unit: its first line."""
+    if not item.address:
+        return shorten(item.hook or item.description or item.body, PREVIEW_CHARS)
+    first = next((line.strip("# ").strip() for line in item.body.splitlines() if line.strip()), "")
+    return shorten(first, PREVIEW)
+
+
+def _where(item: Recalled) -> str:
     """The source: a note's file; for another domain's unit, the file and the unit's address."""
     return f"{item.path} ({item.address})" if item.address else item.path
 
 
-def _stale_note(item: Item) -> str:
+def _stale_note(item: Recalled) -> str:
     return "(may be stale: " + "; ".join(item.stale[:5]) + (" …" if len(item.stale) > 5 else "") + ")"
 
 
-def summary_line(item: Item) -> str:
+def summary_line(item: Recalled) -> str:
     """The one-line form (summary depth, and the index lines of MODERATE/DEPLETED): title,
     type, the hook or description, where the note lives."""
-    text = " ".join((item.hook or item.description or item.body).split())
-    if len(text) > PREVIEW:
-        text = text[: PREVIEW - 1] + "…"
-    line = f"- {item.title} ({item.type or 'note'}): {text} — {_where(item)}"
+    line = f"- {item.title} ({item.type or 'note'}): {_one_line(item)} — {_where(item)}"
     return f"{line} {_stale_note(item)}" if item.stale else line
 
 
 @dataclass
 class Rendered:
     text: str
-    shown: list[tuple[Item, str]]  # each note and the depth it was shown at
-    omitted: list[Item]  # matched but did not fit
+    shown: list[tuple[Recalled, str]]  # each note and the depth it was shown at
+    omitted: list[Recalled]  # matched but did not fit
 
 
-def render(items: list[tuple[Item, str]], *, header: str, budget_tokens: int, max_chars: int,
+def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int, max_chars: int,
            index_header: str = "Also relevant (one line each; `memlane show NAME` prints a note in full):"
            ) -> Rendered:
     """Lay out ``items`` (each with its planned depth) within ``budget_tokens`` and

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import time
 from dataclasses import dataclass
 
 from ..config import LifecycleConfig
-from ..index.db import Index
+from ..index.storage import Storage
 from .activation import DAY, base_level, recency_factor
 from .decay import Verdict, judge, potentiate
 from .hitlog import HitLog
@@ -45,7 +46,7 @@ class Transition:
 
 
 class Usage:
-    def __init__(self, index: Index, hit_log: HitLog | None, config: LifecycleConfig):
+    def __init__(self, index: Storage, hit_log: HitLog | None, config: LifecycleConfig):
         self.index, self.hit_log, self.config = index, hit_log, config
 
     # -- reading the hit-log ----------------------------------------------------------
@@ -56,18 +57,12 @@ class Usage:
         so a line is never counted twice."""
         if self.hit_log is None or not self._unread(json.loads(self.index.get_meta(OFFSETS_KEY) or "{}")):
             return 0  # the common case on the hot path: a few stat calls, no lock
-        conn = self.index.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.index.transaction():
             offsets = json.loads(self.index.get_meta(OFFSETS_KEY) or "{}")
             records, fresh_offsets = self._read_new(offsets)
             added = self._fold(sorted(records, key=lambda r: r["t"])) if records else 0
             if fresh_offsets != offsets:
                 self.index.set_meta(OFFSETS_KEY, json.dumps(fresh_offsets))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         return added
 
     def _unread(self, offsets: dict[str, int]) -> bool:
@@ -109,16 +104,14 @@ class Usage:
         return records, fresh_offsets
 
     def _fold(self, records: list[dict]) -> int:
-        conn = self.index.conn
         by_uid: dict[str, list[dict]] = {}
         for record in records:
             by_uid.setdefault(record["unit"], []).append(record)
         added = 0
         for uid, uses in by_uid.items():
-            row = conn.execute("SELECT refs, last_ref, recent, stability FROM usage WHERE uid = ?", (uid,)).fetchone()
+            row = self.index.usage_of(uid)
+            first = uses[0]["t"]
             if row is None:
-                first = uses[0]["t"]
-                conn.execute("INSERT INTO usage(uid, first_seen, state_since) VALUES (?, ?, ?)", (uid, first, first))
                 refs, last_ref, recent, stability = 0, None, [], 1.0
             else:
                 refs, last_ref, recent, stability = row[0], row[1], json.loads(row[2] or "[]"), row[3]
@@ -135,8 +128,8 @@ class Usage:
                 refs, last_ref, last_session = refs + 1, t, session
                 recent = (recent + [[t, session]])[-KEEP_RECENT:]
                 added += 1
-            conn.execute("UPDATE usage SET refs = ?, last_ref = ?, recent = ?, stability = ? WHERE uid = ?",
-                         (refs, last_ref, json.dumps(recent), stability, uid))
+            self.index.record_usage(uid, first_seen=first, refs=refs, last_ref=last_ref, recent=json.dumps(recent),
+                                    stability=stability)
         return added
 
     # -- lifecycle --------------------------------------------------------------------
@@ -144,7 +137,8 @@ class Usage:
         """Every note whose state should change now, and why (nothing is written)."""
         now = time.time() if now is None else now
         out = []
-        for uid, name, path, meta_status, mtime, first_seen, last_ref, stability, state, refs, reason in self._rows():
+        for uid, name, path, meta_status, mtime, first_seen, last_ref, stability, state, refs, reason in \
+                self.index.lifecycle_rows():
             if reason == BY_HAND and not meta_status:
                 continue  # archived by hand stays archived until restored or used again
             first_seen = now if first_seen is None else first_seen
@@ -160,17 +154,38 @@ class Usage:
 
     def apply(self, transitions: list[Transition], now: float | None = None) -> None:
         now = time.time() if now is None else now
-        conn = self.index.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._ensure_rows(now)
-            conn.executemany("UPDATE usage SET state = ?, state_since = ?, reason = ? WHERE uid = ?",
-                             [(t.new, now, t.reason, t.uid) for t in transitions])
+        with self.index.transaction():
+            self.index.ensure_usage_rows(now)
+            self.index.set_states([(t.uid, t.new, now, t.reason) for t in transitions])
             self.index.set_meta("lifecycle_at", str(now))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+
+    def decay(self, *, dry_run: bool = True) -> dict:
+        """What the lifecycle would change now, and why; applied unless ``dry_run``."""
+        self.consume()
+        transitions = self.evaluate()
+        if not dry_run:
+            self.apply(transitions)
+        return {"dry_run": dry_run, "changes": [t.__dict__ for t in transitions],
+                "settings": {"dormant_days": self.config.dormant_days, "archive_days": self.config.archive_days}}
+
+    def status(self, *, limit: int = 10) -> dict:
+        """Every note's state: counts, the most used, the ones about to change."""
+        try:
+            self.consume()
+        except (OSError, sqlite3.Error) as exc:
+            log.info("hit-log not folded in: %s", exc)
+        rows = self.index.lifecycle_rows()
+        counts = {"active": 0, "dormant": 0, "archived": 0}
+        for row in rows:
+            counts[row.status if row.status in counts else (row.state or "active")] += 1
+        most_used = sorted((r for r in rows if r.refs), key=lambda r: (-r.refs, r.name))[:limit]
+        pending = self.evaluate()
+        return {"notes": len(rows), "states": counts,
+                "hit_log": None if self.hit_log is None else str(self.hit_log.path),
+                "most_used": [{"name": r.name, "path": r.path, "refs": r.refs, "last_used": _iso(r.last_ref),
+                               "stability": round(r.stability or 1, 2)} for r in most_used],
+                "pending_changes": [t.__dict__ for t in pending[:limit]], "pending_total": len(pending),
+                "lifecycle_updated": _iso(float(self.index.get_meta("lifecycle_at") or 0) or None)}
 
     def maintain(self, *, every_seconds: float = 3600.0, now: float | None = None) -> list[Transition]:
         """What a recall runs: fold new hit-log lines; at most every ``every_seconds``, move
@@ -189,16 +204,9 @@ class Usage:
         if not uids:
             return
         now = time.time() if now is None else now
-        conn = self.index.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._ensure_rows(now)
-            conn.executemany("UPDATE usage SET state = 'active', state_since = ?, reason = 'used again' "
-                             "WHERE uid = ? AND state != 'active'", [(now, uid) for uid in uids])
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        with self.index.transaction():
+            self.index.ensure_usage_rows(now)
+            self.index.set_states([(uid, "active", now, "used again") for uid in uids], only_if_inactive=True)
 
     def set_state(self, uids: list[str], state: str, now: float | None = None) -> int:
         """Archive (``state="archived"``) or restore (``"active"``) notes by hand; an archived
@@ -207,29 +215,10 @@ class Usage:
             raise ValueError(f"state must be active or archived, got {state!r}")
         now = time.time() if now is None else now
         reason = BY_HAND if state == "archived" else "restored by hand"
-        conn = self.index.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._ensure_rows(now)
-            changed = conn.executemany(
-                "UPDATE usage SET state = ?, state_since = ?, reason = ? WHERE uid = ? AND coalesce(state, 'active') != ?",
-                [(state, now, reason, uid, state) for uid in uids]).rowcount
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        with self.index.transaction():
+            self.index.ensure_usage_rows(now)
+            changed = self.index.set_states([(uid, state, now, reason) for uid in uids], only_if_different=True)
         return changed
-
-    def _ensure_rows(self, now: float) -> None:
-        self.index.conn.execute("INSERT OR IGNORE INTO usage(uid, first_seen, state_since) "
-                                "SELECT uid, ?, ? FROM units", (now, now))
-
-    def _rows(self):
-        return self.index.conn.execute(
-            "SELECT u.uid, u.name, u.path, json_extract(u.meta, '$.status'), json_extract(u.meta, '$.mtime'),"
-            " g.first_seen, g.last_ref, g.stability, g.state, g.refs, g.reason FROM units u"
-            " LEFT JOIN usage g ON g.uid = u.uid"
-            " ORDER BY u.id").fetchall()
 
 
 
@@ -243,14 +232,14 @@ def state_of(facts: tuple) -> str:
     return declared if declared in ("dormant", "archived") else (lifecycle or "active")
 
 
-def unit_states(index: Index, unit_ids: list[int]) -> dict[int, str]:
+def unit_states(index: Storage, unit_ids: list[int]) -> dict[int, str]:
     """Units among ``unit_ids`` that are dormant or archived, by the lifecycle or by their
     own frontmatter ``status:``."""
     return {unit: state for unit, facts in index.unit_facts(unit_ids).items()
             if (state := state_of(facts)) != "active"}
 
 
-def recency(index: Index, unit_ids: list[int], *, weight: float, d: float = 0.5,
+def recency(index: Storage, unit_ids: list[int], *, weight: float, d: float = 0.5,
             now: float | None = None) -> dict[int, tuple[float, float | None, int]]:
     """unit -> (recency factor, base-level activation B, references) from its uses and its
     last edit. Units with no known use get (1.0, None, 0)."""
@@ -270,3 +259,7 @@ def recency_of(mtime: float | None, recent: str | None, refs: int | None, *, wei
     oldest = (now - min(uses)) / DAY * 2 if older and uses else None  # unknown: assume as far back again
     b = base_level(ages, d=d, older=older, oldest_days=oldest)
     return recency_factor(b, weight), b, refs or 0
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if not ts else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

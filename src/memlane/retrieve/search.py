@@ -7,10 +7,8 @@ from dataclasses import dataclass, field
 
 from ..config import Fusion, RetrieveConfig
 from ..embed.base import Embedder
-from ..index.db import Index
-from ..index.schema import FTS_COLUMNS
-from ..index.text import fts_match_expression, query_terms
-from ..index.vectors import unit_similarities
+from ..index.storage import Storage
+from ..index.text import query_terms
 from .fusion import Legs, calibrate_cosine, fuse_hybrid, fuse_rrf, min_max
 
 log = logging.getLogger("memlane.retrieve")
@@ -33,7 +31,7 @@ class Hit:
     state: str = "active"  # lifecycle state: active, dormant or archived (L3)
 
 
-def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,
+def rank(index: Storage, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,
          fusion: Fusion | str | None = None, limit: int | None = None,
          apply_threshold: bool = True, query_vector=None, exclude: frozenset[int] = frozenset()) -> list[Hit]:
     """Units relevant to ``query``, best first, each with the evidence of both legs."""
@@ -54,10 +52,10 @@ def rank(index: Index, query: str, settings: RetrieveConfig, *, embedder: Embedd
         found = None
         if query.strip():
             qvec = query_vector if query_vector is not None else embedder.embed_query(query[: embedder.max_chars])
-            found = unit_similarities(index, embedder.name, qvec)
+            found = index.similarities(embedder.name, qvec)
         if found is not None:
             vectors_available = True
-            _add_vector_leg(index, legs, found, settings, embedder, apply_threshold, exclude)
+            _add_vector_leg(legs, found, settings, embedder, apply_threshold, exclude)
 
     if not legs:
         return []
@@ -83,7 +81,7 @@ def order_hits(hits: list[Hit]) -> list[Hit]:
                                        -(h.legs.bm25 or 0.0), h.unit_id))
 
 
-def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: RetrieveConfig,
+def _add_vector_leg(legs: dict[int, Legs], found, settings: RetrieveConfig,
                     embedder: Embedder, apply_threshold: bool, exclude=frozenset()) -> None:
     import numpy as np
 
@@ -93,7 +91,6 @@ def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: Retrie
     n = min(settings.candidates, len(sims))
     best = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
     top = best[np.argsort(-sims[best], kind="stable")]  # only the candidates get sorted
-    vm = index.vector_matrix(embedder.name)
     for rank_no, pos in enumerate(top.tolist(), start=1):
         cosine = float(sims[pos])
         if int(units[pos]) in exclude:
@@ -105,25 +102,12 @@ def _add_vector_leg(index: Index, legs: dict[int, Legs], found, settings: Retrie
         item.vector = calibrate_cosine(cosine, floor, strong)
     # keyword candidates outside the vector top-N still get their cosine (no rank)
     for unit_id, item in legs.items():
-        if item.cosine is None and vm is not None and unit_id in vm.position:
-            cosine = float(sims[vm.position[unit_id]])
-            item.cosine = cosine
-            item.vector = calibrate_cosine(cosine, floor, strong)
+        if item.cosine is None:
+            cosine = found.cosine_of(unit_id)
+            if cosine is not None:
+                item.cosine, item.vector = cosine, calibrate_cosine(cosine, floor, strong)
 
 
-def matched_fields(index: Index, query: str, unit_ids: list[int]) -> dict[int, dict[str, list[str]]]:
-    """For each unit, which query terms FTS5 finds in which field (for ``--explain``)."""
-    terms = query_terms(query)
-    out: dict[int, dict[str, list[str]]] = {uid: {} for uid in unit_ids}
-    if not terms or not unit_ids:
-        return out
-    marks = ",".join("?" * len(unit_ids))
-    for column in FTS_COLUMNS:
-        for term in terms:
-            expr = f"{column} : {fts_match_expression([term])}"
-            rows = index.conn.execute(
-                f"SELECT rowid FROM units_fts WHERE units_fts MATCH ? AND rowid IN ({marks})",
-                [expr, *unit_ids]).fetchall()
-            for (rowid,) in rows:
-                out[rowid].setdefault(column, []).append(term)
-    return out
+def matched_fields(index: Storage, query: str, unit_ids: list[int]) -> dict[int, dict[str, list[str]]]:
+    """For each unit, which query terms the keyword leg finds in which field (for ``--explain``)."""
+    return index.matched_fields(query_terms(query), unit_ids)

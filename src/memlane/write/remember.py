@@ -45,7 +45,7 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     folder = writable_folder(memory, to)
     memory.refresh(recheck=True)  # compare with the notes as they are now
     text = consolidate.draft_text(draft)[:QUERY_CHARS]
-    neighbours = [r for r in memory.recall(text, k=NEIGHBOURS, depth="full", refresh=False, record=False,
+    neighbours = [r.as_dict() for r in memory.recall(text, k=NEIGHBOURS, depth="full", refresh=False, record=False,
                                            include_private=include_private)]
     same_name = _same_name(memory, draft.name, include_private)
     cosines, base = _cosines(memory, text, [r["path"] for r in neighbours])
@@ -85,54 +85,6 @@ def secret_warnings(draft: Draft) -> list[str]:
     return out
 
 
-def suggest_links(memory: "Memory", name: str, *, apply: bool = False, k: int = 5,
-                  include_private: bool = True) -> dict:
-    """``[[links]]`` worth adding to the note ``name``: the notes its own text recalls, that
-    it does not link to yet, each with why. ``apply``: append them as a ``Related:`` line."""
-    memory.refresh()
-    found = [r for r in memory.index.find(name) if include_private or not r["meta"].get("private")]
-    if not found:
-        raise WriteError(f"no note called {name!r}")
-    note = found[0]
-    unit = note["id"]
-    linked = {other for other, kind, direction in memory.index.neighbours_of([unit]).get(unit, [])
-              if direction == "out" and kind != "index"}
-    linked_paths = {row["path"] for row in memory.index.units_by_id(list(linked)).values()}
-    text = f"{note['name'].replace('_', ' ')}: {note.get('description', '')}\n\n{note.get('body', '')}"
-    results = memory.recall(text, k=k + len(linked_paths), depth="ids", explain=True, refresh=False, record=False,
-                            include_private=include_private, exclude=[note["path"]])
-    suggestions = []
-    for r in results:
-        if r["path"] == note["path"] or r["path"] in linked_paths:
-            continue
-        e = r["explain"]
-        terms = sorted({t for fields in (e.get("matched_fields") or {}).values() for t in fields})[:5]
-        why = f"its text recalls it (score {r['score']:.2f}"
-        why += f"; cosine {e['cosine']:.2f}" if e.get("cosine") is not None else ""
-        why += f"; shared words: {', '.join(terms)})" if terms else ")"
-        suggestions.append({"name": r["name"], "path": r["path"], "score": r["score"], "why": why})
-        if len(suggestions) >= k:
-            break
-    out = {"note": note["name"], "path": note["path"], "suggestions": suggestions, "applied": False}
-    if apply and suggestions:
-        path = Path(note["path"])
-        _writable(memory, path)
-        rewrite_note(path, lambda old: consolidate.with_links(old, [s["name"] for s in suggestions]))
-        memory.refresh(recheck=True)
-        out["applied"] = True
-    return out
-
-
-def set_state(memory: "Memory", name: str, state: str, *, include_private: bool = True) -> dict:
-    """Archive or restore the note ``name`` by hand (its file is not touched)."""
-    memory.refresh(embed=False)
-    found = [r for r in memory.index.find(name) if include_private or not r["meta"].get("private")]
-    if not found:
-        raise WriteError(f"no note called {name!r}")
-    changed = memory.usage.set_state([r["uid"] for r in found], state)
-    return {"name": found[0]["name"], "path": found[0]["path"], "state": state, "changed": changed}
-
-
 def _same_name(memory: "Memory", name: str, include_private: bool) -> dict | None:
     key = link_key(name)
     for row in memory.index.find(name):
@@ -149,14 +101,12 @@ def _cosines(memory: "Memory", text: str, paths: list[str]) -> tuple[dict[str, f
         return {}, None
     import numpy as np
 
-    from ..index.vectors import unit_similarities
-
     vector = embedder.embed_passages([text[: embedder.max_chars]])[0]
-    found = unit_similarities(memory.index, embedder.name, vector)
-    if found is None or len(found[1]) == 0:
+    found = memory.index.similarities(embedder.name, vector)
+    if found is None or len(found.sims) == 0:
         return {}, None
-    by_unit = dict(zip(found[0].tolist(), found[1].tolist()))
-    base = float(np.median(found[1])) if len(found[1]) >= 5 else PASSAGE_BACKGROUND
+    by_unit = dict(zip(found.units.tolist(), found.sims.tolist()))
+    base = float(np.median(found.sims)) if len(found.sims) >= 5 else PASSAGE_BACKGROUND
     ids = {row["path"]: row["id"] for row in memory.index.units_by_path(paths)}
     return {p: by_unit[i] for p, i in ids.items() if i in by_unit}, base
 

@@ -18,8 +18,14 @@ import json
 import re
 from importlib import resources
 
+from ...errors import MemlaneError
+
+#: note type -> colour, all five from the Okabe–Ito palette. "other" is its sky blue: a mid
+#: grey there fell within a few ΔE of reference and project for deuteranopes, and grey
+#: (the page's --ink) is kept for what has no type: the legend's state and scope entries.
 TYPE_COLOURS = {"user": "#0072B2", "feedback": "#D55E00", "project": "#009E73", "reference": "#CC79A7",
-                "other": "#8C8C8C"}
+                "other": "#56B4E9"}
+INK = "#1f2328"  # dark text, used on a fill where it reads better than white
 #: the scope's shape: DOT shape names; the page draws the same (circle, rounded square, diamond)
 SCOPE_SHAPES = {"project": "ellipse", "user": "box", "team": "diamond"}
 DOT_EDGE_STYLES = {"wiki": 'color="#555555"', "markdown": 'color="#4A6FA5"',
@@ -27,6 +33,18 @@ DOT_EDGE_STYLES = {"wiki": 'color="#555555"', "markdown": 'color="#4A6FA5"',
                    "supersedes": 'color="#C0392B", style=dashed, penwidth=1.6, label="supersedes"',
                    "index": 'color="#BBBBBB", style=dashed, arrowhead=none'}
 PAGE_FILES = {"style": "page.css", "trap": "trap.js", "layout": "layout.js", "script": "page.js"}
+
+
+def text_on(colour: str) -> str:
+    """White or dark text on ``colour``, whichever has the higher contrast ratio (relative
+    luminance as in WCAG): white on the blue, dark on the sky blue."""
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    fill = luminance(colour)
+    return "white" if 1.05 / (fill + 0.05) >= (fill + 0.05) / (luminance(INK) + 0.05) else INK
 
 
 def scope_suffix(node: dict) -> str:
@@ -91,7 +109,7 @@ def _dot_node_attributes(node: dict) -> str:
         attributes += [f'fillcolor="{colour}55"', 'fontcolor="#555555"']
     else:
         style.append("filled")
-        attributes += [f'fillcolor="{colour}"', 'fontcolor="white"']
+        attributes += [f'fillcolor="{colour}"', f'fontcolor="{text_on(colour)}"']
     attributes.append(f'style="{",".join(style)}"')
     if node["hub"]:
         attributes.append("penwidth=3")
@@ -128,7 +146,7 @@ def to_mermaid(data: dict) -> str:
     for edge in data["edges"]:
         lines.append(f"  {edge['source']} {MERMAID_EDGES.get(edge['kind'], '-->')} {edge['target']}")
     for kind, colour in TYPE_COLOURS.items():
-        lines.append(f"  classDef {kind} fill:{colour},stroke:{colour},color:#fff")
+        lines.append(f"  classDef {kind} fill:{colour},stroke:{colour},color:{text_on(colour)}")
     lines.append("  classDef dormant opacity:0.45")
     lines.append("  classDef archived fill:#fff,stroke-dasharray:4 3,color:#333")
     lines.append("  classDef recent stroke:#FFB000,stroke-width:4px")
@@ -162,8 +180,14 @@ def script_json(data) -> str:
 
 
 def page_file(name: str) -> str:
-    """One of the page's files (``page.html``, ``page.js`` …), read from the installed package."""
-    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    """One of the page's files (``page.html``, ``page.js`` …), read from the installed package.
+    An install built without its package data lacks them: that is said in one line, not as a
+    traceback."""
+    try:
+        return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MemlaneError(f"the page file {name} is missing from this memlane install ({exc.strerror or exc}); "
+                           "reinstall memlane to get it back") from None
 
 
 def to_html(data: dict) -> str:
@@ -171,12 +195,14 @@ def to_html(data: dict) -> str:
 
     The template's ``{{slot}}`` marks are filled in one pass, so text put into one slot (a
     note's body inside the data, say) is never read again as a mark."""
-    palette = ":root{" + "".join(f"--{kind}:{colour};" for kind, colour in TYPE_COLOURS.items()) + "}\n"
+    palette = ":root{" + "".join(f"--{kind}:{colour};--{kind}-text:{text_on(colour)};"
+                                 for kind, colour in TYPE_COLOURS.items()) + "}\n"
     values = {slot: page_file(name) for slot, name in PAGE_FILES.items()}
     values.update(title=html.escape(f"memlane — {data['counts']['notes']} notes"), palette=palette,
                   data=script_json(data))
     template = page_file("page.html")
     missing = set(values) - set(re.findall(r"\{\{(\w+)\}\}", template))
     if missing:
-        raise RuntimeError(f"page.html lacks the slots {sorted(missing)}")
+        raise MemlaneError(f"the page template of this memlane install lacks its slots {sorted(missing)}; "
+                           "reinstall memlane")
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m.group(1), m.group(0)), template)

@@ -307,7 +307,7 @@ function storeList() {
   order.forEach(function (key) {
     var entry = stores[key], li = html('li', null, null, list);
     html('span', key, 'store-path', li);
-    html('div', Object.keys(entry.scopes).join(', ') + ' scope · ' + entry.count + ' notes' +
+    html('div', Object.keys(entry.scopes).join(', ') + ' scope · ' + entry.count + (entry.count === 1 ? ' note' : ' notes') +
          (entry.store.source ? ' · from ' + entry.store.source : '') + (entry.store.read_only ? ' · read-only' : ''),
          'meta', li);
   });

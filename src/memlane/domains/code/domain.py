@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...index.text import fts_match_expression
 from ...guards.privacy import OUTSIDE, PrivacyGate
-from ..base import bm25_idf, DomainHit, index_file, open_index
+from ..base import Recalled, bm25_idf, index_file, open_index
 from .ctags import find_ctags, parse_ctags, run_ctags
 from .listing import decode_source, language_of, list_files
 from .python import parse_python, python_module_name
@@ -293,7 +293,7 @@ class CodeDomain:
 
     # -- recall
 
-    def recall(self, query: str, k: int = 5, *, filters: dict | None = None) -> list[DomainHit]:
+    def recall(self, query: str, k: int = 5, *, filters: dict | None = None) -> list[Recalled]:
         """At most ``k`` symbols above the threshold, best first."""
         terms = code_query_terms(query)
         if not terms or k <= 0:
@@ -359,7 +359,7 @@ class CodeDomain:
             self._idf_cache[term] = bm25_idf(self.conn, "symbols_fts", n, term)
         return self._idf_cache[term]
 
-    def _hit(self, rowid: int, activation: float, fields: dict[str, str]) -> DomainHit | None:
+    def _hit(self, rowid: int, activation: float, fields: dict[str, str]) -> Recalled | None:
         row = self.conn.execute(
             "SELECT s.name, s.qualname, s.kind, s.language, s.parser, s.line, s.end_line, s.signature, s.doc,"
             " s.decorators, s.source, s.cut, f.root, f.rel, f.mtime_ns, f.size, f.status, f.reason"
@@ -387,10 +387,10 @@ class CodeDomain:
         meta = {"kind": kind, "language": language, "line": line, "end_line": end_line, "signature": signature,
                 "doc": doc, "decorators": json.loads(decorators or "[]"), "parser": parser, "root": root, "rel": rel,
                 "callers": callers, "callers_total": total, "cut": cut, "stale": stale}
-        return DomainHit("code", str(path), f"{qualname}:{line}", text, round(min(1.0, activation), 4),
+        return Recalled.of_domain("code", str(path), f"{qualname}:{line}", text, round(min(1.0, activation), 4),
                          f"{kind} {name}", why, meta)
 
-    def fetch(self, address: str) -> DomainHit | None:
+    def fetch(self, address: str) -> Recalled | None:
         """The symbol at ``address`` ("qualified.name:line", as a recall returned it), or None."""
         qualname, _, line = address.rpartition(":")
         if not qualname or not line.isdigit():

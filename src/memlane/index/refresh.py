@@ -1,0 +1,209 @@
+"""Keeping the index in line with the files: scan the stores, parse what changed, sync the
+units, let the link graph be rebuilt, embed what is new — and know when nothing changed.
+
+A refresh in a fresh process costs one stat walk when no file changed: the stat walk's digest
+(paths, sizes, mtimes) and the settings are compared with the stamp the last complete refresh
+left in the index. Notes whose file did not change are not parsed again (the parse cache).
+When the index file cannot be written (locked past the busy timeout, read-only, refused), the
+index is read as it is when it has notes, else a private in-memory index serves this process;
+nothing on disk is touched.
+
+The graph is computed outside the index (``associate/``): whoever builds a ``Refresher`` hands
+it the function that rebuilds the graph of a store after its units changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from ..config import Config
+from ..store.note import PARSER_VERSION
+from ..store.scan import ParseCache, Skip, fingerprint
+from ..store.scopes import StoreSpec, load_snapshot
+from .schema import MIGRATIONS
+from .sqlite import SQLiteIndex
+from .storage import SyncReport
+from .unit import unit_from_note
+from .vectors import embed_pending
+
+log = logging.getLogger("memlane.index")
+
+Progress = Callable[[str, int, int], None]
+GraphBuilder = Callable[[object, bool], None]  # (store, whether its units changed) -> None
+
+
+@dataclass
+class RefreshReport:
+    """What one refresh did (``memlane index`` prints it; ``--json`` is its ``as_dict``)."""
+
+    notes: int | None = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    healed: bool = False
+    skipped: list[dict] = field(default_factory=list)
+    excluded: int = 0
+    shadowed: list[dict] = field(default_factory=list)
+    embedder: str | None = None
+    notice: str | None = None
+    index_problem: str | None = None
+    index: str = ""
+    seconds: float = 0.0
+    up_to_date: bool = False  # nothing changed since the last complete refresh
+    throttled: bool = False  # not looked at: a resident process looked less than its interval ago
+    trusted: bool = False  # not looked at: the caller trusts the index as it is (a hook's fallback)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def __getitem__(self, key: str):  # report["notes"]: the shape callers knew before the report was typed
+        return getattr(self, key)
+
+    def get(self, key: str, default=None):
+        return getattr(self, key, default)
+
+
+class Refresher:
+    """The files of ``specs`` kept in one index (see the module docstring)."""
+
+    def __init__(self, index_path: str, specs: list[StoreSpec], config: Config, *, graph_builder: GraphBuilder,
+                 graph_version: str = ""):
+        self.config, self.specs, self.graph_builder = config, specs, graph_builder
+        self.graph_version = graph_version  # part of the stamp: a new way of computing the graph rebuilds it
+        self.index_path = index_path
+        self.index = SQLiteIndex(index_path, fts_weights=config.retrieve.fts_weights,
+                                 busy_timeout_ms=config.index.busy_timeout_ms)
+        self.skipped: list[Skip] = []
+        self.excluded: list[str] = []  # files privacy.exclude keeps out of the index
+        self.shadowed: list[tuple] = []
+
+    # -- the stamp ---------------------------------------------------------------------
+    def stamp(self, embedder_name: str | None) -> tuple[str, str]:
+        """(meta key, what the files and settings look like now): a stat walk only."""
+        settings = (f"{self.config.embed.long_notes}|{self.config.index.max_file_bytes}|{len(MIGRATIONS)}|"
+                    f"{self.graph_version}|"
+                    f"{PARSER_VERSION}|{sorted(self.config.privacy.exclude)}|"
+                    f"{sorted((str(s.path), s.scope) for s in self.specs)}")
+        key = f"files:{embedder_name or '-'}"
+        return key, fingerprint([s.path for s in self.specs]) + hashlib.sha256(settings.encode()).hexdigest()[:16]
+
+    def _meta(self, key: str) -> str | None:
+        try:
+            return self.index.get_meta(key)
+        except (sqlite3.Error, OSError):
+            return None
+
+    def _set(self, key: str, value: str) -> None:
+        try:
+            self.index.set_meta(key, value)
+        except sqlite3.Error as exc:  # a locked index: the next refresh simply re-checks
+            log.info("could not record %s: %s", key, exc)
+
+    # -- the refresh -------------------------------------------------------------------
+    def refresh(self, embedder, *, notice: str | None, progress: Progress | None = None,
+                force: bool = False) -> RefreshReport:
+        """Sync the index with the files and, with ``embedder``, embed what has no vector."""
+        started = time.perf_counter()
+        stamp_key, stamp = self.stamp(embedder.name if embedder else None)
+        name = embedder.name if embedder else None
+        if not force and self._meta(stamp_key) == stamp:
+            count = self.index.counts()["units"]
+            return RefreshReport(notes=count, unchanged=count, up_to_date=True, embedder=name, notice=notice,
+                                 index=self.index_path, seconds=round(time.perf_counter() - started, 3))
+        cache = self._parse_cache() if not force else ParseCache()
+        snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes, cache=cache,
+                             exclude=tuple(self.config.privacy.exclude))
+        self.skipped, self.shadowed, self.excluded = snap.skipped, snap.shadowed, snap.excluded
+        for skip in snap.skipped:
+            log.warning("skipped %s: %s", skip.path, skip.reason)
+        units = [unit_from_note(n) for n in snap.notes]
+        max_chars = embedder.max_chars if embedder else None
+        embedded, problem = 0, None
+        try:
+            synced = self._sync(units, max_chars, progress)
+            if embedder is not None:
+                embedded = self.embed(embedder, progress)
+        except (sqlite3.OperationalError, OSError) as exc:
+            problem = str(exc)  # locked past the busy timeout, read-only, or unopenable: recall must still work
+            synced = self._fall_back(exc, units, max_chars)
+            if embedder is not None and self.index.path == ":memory:":
+                embedded = self.embed(embedder, progress)
+        if problem is None:  # skipped files are reported here, and again by `memlane index`
+            self._save_parse_cache(cache)
+            self._set(stamp_key, stamp)
+            self._set("skipped", json.dumps([[s.path, s.reason] for s in snap.skipped]))
+        return RefreshReport(
+            notes=len(units), added=synced.added, updated=synced.updated, removed=synced.removed,
+            unchanged=synced.unchanged, embedded=embedded, healed=synced.healed or self.index.healed,
+            skipped=[{"path": s.path, "reason": s.reason} for s in snap.skipped], excluded=len(snap.excluded),
+            shadowed=[{"path": str(h.path), "by": str(w.path)} for h, w in snap.shadowed], embedder=name,
+            notice=notice, index_problem=problem, index=self.index_path,
+            seconds=round(time.perf_counter() - started, 3))
+
+    def _sync(self, units, max_chars: int | None, progress: Progress | None) -> SyncReport:
+        report = self.index.sync(units, strategy=self.config.embed.long_notes, max_chars=max_chars,
+                                 progress=(lambda d, t: progress("index", d, t)) if progress else None)
+        self.graph_builder(self.index, bool(report.changed or report.healed))
+        return report
+
+    def embed(self, embedder, progress: Progress | None = None) -> int:
+        return embed_pending(self.index, embedder,
+                             progress=(lambda d, t: progress("embed", d, t)) if progress else None)
+
+    # -- the parse cache ---------------------------------------------------------------
+    def _parse_cache(self) -> ParseCache:
+        try:
+            if self.index.get_meta("parser") != PARSER_VERSION:
+                return ParseCache()  # parsed by an older reader: parse everything again
+            return ParseCache(self.index.load_parsed())
+        except (sqlite3.Error, OSError):
+            return ParseCache()
+
+    def _save_parse_cache(self, cache: ParseCache) -> None:
+        try:
+            self.index.save_parsed(cache.fresh, cache.seen)
+            self.index.set_meta("parser", PARSER_VERSION)
+        except sqlite3.Error as exc:  # only a cache: the next refresh parses again
+            log.info("could not record parsed notes: %s", exc)
+
+    # -- when the index cannot be written ------------------------------------------------
+    def _fall_back(self, exc: Exception, units, max_chars: int | None) -> SyncReport:
+        """Use the index read-only if it is current enough to read, else build a private
+        in-memory index for this process. Nothing on disk is touched."""
+        if "locked" in str(exc).lower() and self.readable():
+            log.warning("index %s is locked by another process (%s); recalling from it as it is",
+                        self.index_path, exc)
+            return SyncReport(skipped_write=str(exc))
+        log.warning("index %s cannot be written (%s); using an in-memory index for this run",
+                    self.index_path, exc)
+        self.index.close()
+        self.index = SQLiteIndex(":memory:", fts_weights=self.config.retrieve.fts_weights)
+        self.index_path = ":memory:"
+        report = self._sync(units, max_chars or 2000, None)
+        report.skipped_write = str(exc)
+        return report
+
+    def readable(self) -> bool:
+        try:
+            return self.index.has_units()
+        except (sqlite3.Error, OSError):
+            return False
+
+    def skipped_files(self) -> list[tuple[str, str]]:
+        """(path, reason) of every file the last scan of the stores could not or would not read."""
+        try:
+            return [tuple(s) for s in json.loads(self.index.get_meta("skipped") or "[]")]
+        except (ValueError, TypeError, sqlite3.Error, OSError):
+            return [(s.path, s.reason) for s in self.skipped]

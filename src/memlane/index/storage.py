@@ -1,0 +1,166 @@
+"""The storage seam: everything the recall pipeline, the lifecycle, the write path and the
+domains read and write about indexed units, as one protocol.
+
+Two backends implement it: ``SQLiteIndex`` (``index/sqlite.py``, the embedded default: one
+derived file per store set) and the team store on PostgreSQL (``team/``). A store is asked in
+six groups of calls:
+
+- **units and their facts**: ``sync`` makes the store hold exactly a set of units; reads by id,
+  path or name; the facts scoring needs (``unit_facts``);
+- **full text**: BM25 over the weighted fields (``keyword_search``), which field matched which
+  term (``matched_fields``);
+- **vectors**: content-addressed embeddings, what still needs one, exact similarities;
+- **the link graph**, as computed by ``associate/`` and stored here (``replace_graph``), and
+  the graph queries recall runs (neighbours, constellations, hubs, clusters);
+- **usage**: the rows the lifecycle folds the hit-log into, and lifecycle states;
+- **meta**: small key/value facts (stamps, versions), and ``transaction()`` around writes.
+
+Unit ids are the store's own integers; a unit's stable identity across rebuilds is its ``uid``
+(a note's path, or a team note's id).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, NamedTuple, Protocol, runtime_checkable
+
+from .unit import Unit
+
+
+@dataclass
+class SyncReport:
+    """What one ``sync`` changed."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    healed: bool = False
+    skipped_write: str | None = None  # why the store was not written (locked, read-only)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+
+class UnitFacts(NamedTuple):
+    """What scoring and selection read per unit, in one query."""
+
+    importance: float | None  # declared ``importance:``
+    mtime: float | None  # the file's last edit
+    status: str | None  # declared ``status:``
+    pagerank: float | None
+    state: str | None  # the lifecycle's state
+    recent: str | None  # recent uses (JSON: [[time, session], …])
+    refs: int | None  # references counted
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: int
+    dst: int
+    kind: str  # "wiki" | "markdown" | "mention" | "supersedes" | "index"
+
+
+@dataclass
+class GraphData:
+    """The link graph as ``associate/`` computes it from the units' links, for a store to keep."""
+
+    edges: list[Edge] = field(default_factory=list)
+    missing: list[tuple[int, str, str]] = field(default_factory=list)  # (unit, target, kind): future writes
+    superseded: dict[int, str] = field(default_factory=dict)  # unit -> the name of what replaces it
+    #: unit -> (in-degree, PageRank, cluster); None when the structure did not change (edges and
+    #: nodes as stored), so the store keeps what it has
+    nodes: dict[int, tuple[int, float, int]] | None = None
+    constellations: list[list[int]] = field(default_factory=list)
+    loops: list[int] = field(default_factory=list)  # units on a ``supersedes`` cycle: neither is demoted
+    version: str = ""
+
+
+class LifecycleRow(NamedTuple):
+    """One unit as the lifecycle judges it."""
+
+    uid: str
+    name: str
+    path: str
+    status: str | None  # declared in the note
+    mtime: float | None
+    first_seen: float | None
+    last_ref: float | None
+    stability: float | None
+    state: str | None
+    refs: int | None
+    reason: str | None
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """See the module docstring; ``SQLiteIndex`` is the reference implementation."""
+
+    path: str
+    healed: bool
+    heals: int
+
+    # -- the store itself -------------------------------------------------------------
+    def close(self) -> None: ...
+    def check_integrity(self) -> str | None: ...
+    def transaction(self) -> AbstractContextManager: ...
+    def get_meta(self, key: str, default: str | None = None) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+    @property
+    def generation(self) -> int: ...
+
+    # -- units and their facts ----------------------------------------------------------
+    def sync(self, units: Iterable[Unit], *, strategy=..., max_chars: int | None = 2000, prune: bool = True,
+             progress: Callable[[int, int], None] | None = None) -> SyncReport: ...
+    def units_by_id(self, ids: Iterable[int]) -> dict[int, dict]: ...
+    def units_by_path(self, paths: Iterable[str]) -> list[dict]: ...
+    def find(self, name_or_path: str) -> list[dict]: ...
+    def all_ids(self) -> list[int]: ...
+    def unit_ids(self, *, types: Iterable[str] | None = None, exclude_scopes: Iterable[str] = ()) -> list[int]: ...
+    def names_of(self, unit_ids: Iterable[int]) -> dict[int, str]: ...
+    def unit_facts(self, unit_ids: Iterable[int]) -> dict[int, UnitFacts]: ...
+    def private_units(self) -> frozenset[int]: ...
+    def units_with_paths(self) -> list[int]: ...
+    def recall_keywords(self) -> list[tuple[int, str, list[str]]]: ...
+    def counts(self) -> dict[str, int]: ...
+    def counts_by(self, column: str) -> dict[str, int]: ...
+    def has_units(self) -> bool: ...
+
+    # -- full text -------------------------------------------------------------------------
+    def keyword_search(self, terms: list[str], limit: int = 200) -> list[tuple[int, float]]: ...
+    def matched_fields(self, terms: list[str], unit_ids: list[int]) -> dict[int, dict[str, list[str]]]: ...
+
+    # -- vectors -----------------------------------------------------------------------------
+    def pending_chunks(self, model: str) -> list[tuple[str, str]]: ...
+    def pending_count(self, model: str) -> int: ...
+    def store_embeddings(self, model: str, hashes: list[str], vectors) -> None: ...
+    def similarities(self, model: str, query_vector): ...  # -> vectors.Similarities | None
+    def embedded_units(self) -> dict[str, int]: ...
+
+    # -- the link graph ----------------------------------------------------------------------
+    def link_facts(self) -> list[dict]: ...
+    def stored_structure(self) -> tuple[set[tuple[int, int, str]], set[int], str | None]: ...
+    def replace_graph(self, graph: GraphData) -> None: ...
+    def neighbours_of(self, unit_ids: Iterable[int]) -> dict[int, list[tuple[int, str, str]]]: ...
+    def constellations_of(self, unit_ids: Iterable[int]) -> list[list[int]]: ...
+    def constellation_groups(self) -> list[list[int]]: ...
+    def superseded(self) -> dict[int, str]: ...
+    def supersedes_loops(self) -> list[int]: ...
+    def node_count(self) -> int: ...
+    def node_info(self, unit_ids: Iterable[int]) -> dict[int, tuple[int, float, int]]: ...
+    def adjacency(self) -> dict[int, list[tuple[int, str]]]: ...
+    def clusters(self) -> dict[int, int]: ...
+    def cluster_leaders(self) -> dict[int, int]: ...
+    def hubs(self, limit: int = 5) -> list[tuple[int, int, float]]: ...
+    def missing_links(self) -> list[tuple[int, str, str]]: ...
+
+    # -- usage and lifecycle -----------------------------------------------------------------
+    def usage_of(self, uid: str) -> tuple | None: ...
+    def record_usage(self, uid: str, *, first_seen: float, refs: int, last_ref: float | None, recent: str,
+                     stability: float) -> None: ...
+    def ensure_usage_rows(self, now: float) -> None: ...
+    def set_states(self, changes: list[tuple[str, str, float, str]], *, only_if_different: bool = False,
+                   only_if_inactive: bool = False) -> int: ...
+    def lifecycle_rows(self) -> list[LifecycleRow]: ...

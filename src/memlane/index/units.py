@@ -1,0 +1,202 @@
+"""Units and their facts in the SQLite index: incremental sync by content hash (one
+transaction per sync), the reads the pipeline makes by id, path and name, and the parse cache
+that lets a refresh skip notes whose file did not change."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..config import ChunkStrategy
+from .chunking import chunk_texts, text_hash
+from .connection import is_corruption
+from .storage import SyncReport, UnitFacts
+from .text import fts_text
+from .unit import Unit
+
+_COLUMNS = ("id", "uid", "name", "title", "description", "keywords", "body", "path", "scope", "type",
+            "meta", "hash", "indexed_at")
+
+
+class UnitRows:
+    """The units table, its full-text rows and chunks (a mixin of ``SQLiteIndex``)."""
+
+    # -- sync ---------------------------------------------------------------------
+    def sync(self, units: Iterable[Unit], *, strategy: ChunkStrategy | str = ChunkStrategy.WHOLE,
+             max_chars: int | None = 2000, prune: bool = True,
+             progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Make the index hold exactly ``units`` (``prune=False`` only adds/updates)."""
+        try:
+            return self._sync(list(units), ChunkStrategy(strategy), max_chars, prune, progress)
+        except sqlite3.DatabaseError as exc:
+            if is_corruption(exc) and self.path != ":memory:":
+                self.heal(exc)
+                report = self._sync(list(units), ChunkStrategy(strategy), max_chars, prune, progress)
+                report.healed = True
+                return report
+            raise
+
+    def _sync(self, units: list[Unit], strategy: ChunkStrategy, max_chars: int | None, prune: bool,
+              progress: Callable[[int, int], None] | None) -> SyncReport:
+        report = SyncReport()
+        with self.transaction():
+            max_chars = self._chunking(strategy, max_chars)
+            existing = {uid: (uid_id, h) for uid_id, uid, h in self.conn.execute("SELECT id, uid, hash FROM units")}
+            wanted = set()
+            for done, unit in enumerate(units, start=1):
+                wanted.add(unit.uid)
+                current = existing.get(unit.uid)
+                if current and current[1] == unit.content_hash:
+                    report.unchanged += 1
+                else:
+                    self._write_unit(unit, current[0] if current else None, strategy, max_chars)
+                    report.updated += bool(current)
+                    report.added += not current
+                if progress and (done % 50 == 0 or done == len(units)):
+                    progress(done, len(units))
+            if prune:
+                for uid, (uid_id, _) in existing.items():
+                    if uid not in wanted:
+                        self._delete_unit(uid_id)
+                        report.removed += 1
+            if report.changed:
+                self.conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
+                self._bump_generation()
+        if report.changed:
+            self._vectors.clear()
+        return report
+
+    def _chunking(self, strategy: ChunkStrategy, max_chars: int | None) -> int:
+        """The chunk length to use; a changed chunking re-chunks everything."""
+        if max_chars is None:  # not embedding now: keep the chunking the vectors were made with
+            stored = (self.get_meta("chunking") or "").partition(":")
+            max_chars = int(stored[2]) if stored[0] == strategy.value and stored[2].isdigit() else 2000
+        setting = f"{strategy.value}:{max_chars}"
+        if self.get_meta("chunking") != setting:
+            self.conn.execute("DELETE FROM chunks")
+            self.conn.execute("UPDATE units SET hash = ''")  # force re-chunking of everything
+            self.set_meta("chunking", setting)
+        return max_chars
+
+    def _write_unit(self, unit: Unit, unit_id: int | None, strategy: ChunkStrategy, max_chars: int) -> None:
+        row = (unit.uid, unit.name, unit.title, unit.description, unit.keywords, unit.body, unit.path,
+               unit.scope, unit.type, json.dumps(unit.meta, ensure_ascii=False, default=str),
+               unit.content_hash, time.time())
+        if unit_id is None:
+            cur = self.conn.execute(
+                "INSERT INTO units(uid, name, title, description, keywords, body, path, scope, type, meta,"
+                " hash, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            unit_id = cur.lastrowid
+        else:
+            self.conn.execute(
+                "UPDATE units SET uid=?, name=?, title=?, description=?, keywords=?, body=?, path=?, scope=?,"
+                " type=?, meta=?, hash=?, indexed_at=? WHERE id=?", row + (unit_id,))
+            self.conn.execute("DELETE FROM units_fts WHERE rowid = ?", (unit_id,))
+            self.conn.execute("DELETE FROM chunks WHERE unit = ?", (unit_id,))
+        name_field = " ".join(p for p in (unit.name, unit.title) if p)
+        self.conn.execute(
+            "INSERT INTO units_fts(rowid, name, description, keywords, body) VALUES (?,?,?,?,?)",
+            (unit_id, fts_text(name_field.replace("_", " ").replace("-", " ")), fts_text(unit.fts_description()),
+             fts_text(unit.keywords), fts_text(unit.body)))
+        texts = chunk_texts(unit, strategy, max_chars=max_chars)
+        self.conn.executemany(
+            "INSERT INTO chunks(unit, seq, hash, text) VALUES (?,?,?,?)",
+            [(unit_id, seq, text_hash(t), t) for seq, t in enumerate(texts)])
+
+    def _delete_unit(self, unit_id: int) -> None:
+        self.conn.execute("DELETE FROM units_fts WHERE rowid = ?", (unit_id,))
+        self.conn.execute("DELETE FROM chunks WHERE unit = ?", (unit_id,))
+        self.conn.execute("DELETE FROM units WHERE id = ?", (unit_id,))
+
+    # -- reads ----------------------------------------------------------------------
+    def units_by_id(self, ids: Iterable[int]) -> dict[int, dict]:
+        return {row[0]: _row_dict(row) for row in self._rows_for("SELECT * FROM units WHERE id IN ({ids})", ids)}
+
+    def units_by_path(self, paths: Iterable[str]) -> list[dict]:
+        paths = list(paths)
+        if not paths:
+            return []
+        marks = ",".join("?" * len(paths))
+        return [_row_dict(r) for r in self.conn.execute(f"SELECT * FROM units WHERE path IN ({marks})", paths)]
+
+    def find(self, name_or_path: str) -> list[dict]:
+        """Units whose name, file name, relative path or uid equals the argument."""
+        from ..store.links import link_key
+
+        rows = self.conn.execute("SELECT * FROM units").fetchall()
+        key = link_key(name_or_path)
+        return [_row_dict(r) for r in rows if name_or_path in (r[1], r[2])
+                or link_key(r[2]) == key or link_key(Path(r[7]).name) == key]
+
+    def all_ids(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM units")]
+
+    def unit_ids(self, *, types: Iterable[str] | None = None, exclude_scopes: Iterable[str] = ()) -> list[int]:
+        """Units of the given types (all when None), outside the given scopes."""
+        sql, params = "SELECT id FROM units WHERE 1", []
+        if types is not None:
+            types = list(types)
+            sql += f" AND type IN ({','.join('?' * len(types))})"
+            params += types
+        for scope in exclude_scopes:
+            sql += " AND scope != ?"
+            params.append(scope)
+        return [i for (i,) in self.conn.execute(sql, params)]
+
+    def has_units(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM units LIMIT 1").fetchone() is not None
+
+    def names_of(self, unit_ids: Iterable[int]) -> dict[int, str]:
+        return dict(self._rows_for("SELECT id, name FROM units WHERE id IN ({ids})", unit_ids))
+
+    def unit_facts(self, unit_ids: Iterable[int]) -> dict[int, UnitFacts]:
+        """What scoring and selection read per unit, in one query (see ``UnitFacts``)."""
+        return {row[0]: UnitFacts(*row[1:]) for row in self._rows_for(
+            "SELECT u.id, json_extract(u.meta, '$.importance'), json_extract(u.meta, '$.mtime'),"
+            " json_extract(u.meta, '$.status'), n.pagerank, g.state, g.recent, g.refs"
+            " FROM units u LEFT JOIN graph_nodes n ON n.unit = u.id LEFT JOIN usage g ON g.uid = u.uid"
+            " WHERE u.id IN ({ids})", unit_ids)}
+
+    def units_with_paths(self) -> list[int]:
+        """Units that declare ``paths:`` globs (kept until the index changes)."""
+        return self._cached("units_with_paths", lambda: [i for (i,) in self.conn.execute(
+            "SELECT id FROM units WHERE json_array_length(json_extract(meta, '$.paths')) > 0")])
+
+    def private_units(self) -> frozenset[int]:
+        """Units marked ``private: true`` (kept until the index changes)."""
+        return self._cached("private_units", lambda: frozenset(i for (i,) in self.conn.execute(
+            "SELECT id FROM units WHERE json_extract(meta, '$.private') = 1")))
+
+    def recall_keywords(self) -> list[tuple[int, str, list[str]]]:
+        """(unit, scope, its ``recall:`` keywords) for every unit that has some."""
+        return self._cached("recall_keywords", lambda: [
+            (uid, scope, json.loads(meta or "{}").get("recall", [])) for uid, scope, meta in
+            self.conn.execute("SELECT id, scope, meta FROM units WHERE keywords != ''")])
+
+    def counts_by(self, column: str) -> dict[str, int]:
+        """How many units per ``type`` or ``scope``."""
+        if column not in ("type", "scope"):
+            raise ValueError(f"counts_by: {column!r} is not type or scope")
+        return dict(self.conn.execute(f"SELECT coalesce({column}, '(none)'), count(*) FROM units GROUP BY 1"))
+
+    # -- the parse cache ------------------------------------------------------------
+    def load_parsed(self) -> dict[str, tuple[int, int, str]]:
+        return {path: (size, mtime_ns, note) for path, size, mtime_ns, note
+                in self.conn.execute("SELECT path, size, mtime_ns, note FROM parsed")}
+
+    def save_parsed(self, fresh: dict[str, tuple[int, int, str]], seen: set[str]) -> None:
+        """Store newly parsed notes and forget paths that are gone."""
+        with self.transaction():
+            self.conn.executemany("INSERT OR REPLACE INTO parsed(path, size, mtime_ns, note) VALUES (?,?,?,?)",
+                                  [(path, *row) for path, row in fresh.items()])
+            gone = [(p,) for (p,) in self.conn.execute("SELECT path FROM parsed") if p not in seen]
+            self.conn.executemany("DELETE FROM parsed WHERE path = ?", gone)
+
+
+def _row_dict(row) -> dict:
+    data = dict(zip(_COLUMNS, row))
+    data["meta"] = json.loads(data["meta"] or "{}")
+    return data
