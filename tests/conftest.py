@@ -16,8 +16,10 @@ from memlane import Memory
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
-#: keyword-only, and hybrid with the deterministic fake embedder (STYLE §9, §10)
+#: keyword-only, and hybrid with the deterministic fake embedder
 MODES = ["none", "fake"]
+#: every backend of the storage seam: the store, index, recall and lifecycle tests run on each
+BACKENDS = ["sqlite"]
 
 
 def write_note(folder: Path, filename: str, text: str) -> Path:
@@ -162,10 +164,29 @@ def embedder(request) -> str:
     return request.param
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request, tmp_path):
+    """Makes a store of the storage seam for a path (``backend(path, **settings)``), for each
+    backend in ``BACKENDS``; the stores it made are closed at the end of the test."""
+    from memlane.index import SQLiteIndex
+
+    made = []
+
+    def make(path, **settings):
+        store = SQLiteIndex(path, **settings)
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.close()
+
+
 @pytest.fixture
-def memory(store, tmp_path, embedder):
-    """A Memory over ``store`` in each mode, its index in the temp folder."""
-    with Memory([store], embedder=embedder, index_path=tmp_path / "index.sqlite", cwd=tmp_path) as mem:
+def memory(store, tmp_path, embedder, backend):
+    """A Memory over ``store`` in each mode and on each backend, its index in the temp folder."""
+    path = tmp_path / "index.sqlite"
+    with Memory([store], embedder=embedder, index_path=path, cwd=tmp_path, storage=backend(path)) as mem:
         yield mem
 
 

@@ -93,8 +93,8 @@ UNITS = [
 
 
 @pytest.fixture
-def index(tmp_path):
-    idx = Index(tmp_path / "i.sqlite")
+def index(tmp_path, backend):
+    idx = backend(tmp_path / "i.sqlite")
     idx.sync(UNITS)
     yield idx
     idx.close()

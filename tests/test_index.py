@@ -88,8 +88,8 @@ def test_deleting_the_index_loses_nothing(store, tmp_path):
         assert drop_scores(mem.recall("postgres upgrade", depth="full")) == drop_scores(before)
 
 
-def test_index_sync_report(tmp_path):
-    idx = Index(tmp_path / "i.sqlite")
+def test_index_sync_report(tmp_path, backend):
+    idx = backend(tmp_path / "i.sqlite")
     a, b = Unit(uid="a", name="a", body="alpha"), Unit(uid="b", name="b", body="beta")
     r = idx.sync([a, b])
     assert (r.added, r.changed) == (2, 2)

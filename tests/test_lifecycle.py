@@ -61,8 +61,8 @@ def test_states_follow_idle_time_and_stability(idle_days, stability, declared, s
 
 # -- the hit-log folded into the index ------------------------------------------------------------
 @pytest.fixture
-def usage(tmp_path):
-    index = Index(tmp_path / "i.sqlite")
+def usage(tmp_path, backend):
+    index = backend(tmp_path / "i.sqlite")
     index.sync([Unit(uid=f"/m/{n}.md", name=n, path=f"/m/{n}.md", body=n) for n in ("a", "b", "c")])
     log = HitLog(tmp_path / "i.sqlite.hits.jsonl")
     yield Usage(index, log, LifecycleConfig()), log, index

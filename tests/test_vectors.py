@@ -98,8 +98,8 @@ def test_embedder_none_is_keyword_only(store, tmp_path):
 
 
 # -- blobs and content addressing ------------------------------------------------------------
-def test_vectors_round_trip_as_float32_blobs(tmp_path):
-    idx = Index(tmp_path / "i.sqlite")
+def test_vectors_round_trip_as_float32_blobs(tmp_path, backend):
+    idx = backend(tmp_path / "i.sqlite")
     idx.sync([Unit(uid="a", name="a", body="alpha"), Unit(uid="b", name="b", body="beta")])
     hashes = [h for h, _ in idx.pending_chunks("m")]
     vectors = np.array([[0.6, 0.8, 0.0], [1 / 3, 2 / 3, 2 / 3]], dtype=np.float64)  # float64 in
@@ -116,8 +116,8 @@ def test_vectors_round_trip_as_float32_blobs(tmp_path):
     idx.close()
 
 
-def test_identical_texts_are_embedded_once(tmp_path):
-    idx = Index(tmp_path / "i.sqlite")
+def test_identical_texts_are_embedded_once(tmp_path, backend):
+    idx = backend(tmp_path / "i.sqlite")
     same = dict(name="twin", description="the same words", body="identical body")
     idx.sync([Unit(uid="one", **same), Unit(uid="two", **same)])
     counting = CountingEmbedder()

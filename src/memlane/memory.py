@@ -44,17 +44,20 @@ class Memory:
     memory folder for the git repository at ``cwd``.
     ``embedder``: a registered name, an :class:`Embedder`, ``"none"`` for keyword-only, or
     ``None`` for the configured default.
+    ``storage``: the store to index into (any backend of ``index/storage.py``); by default the
+    SQLite index at ``index_path`` (or one per store set in the cache folder).
     """
 
     def __init__(self, stores: Iterable[str | Path | StoreSpec] | None = None, *,
                  config: Config | None = None, index_path: str | Path | None = None,
-                 embedder: str | Embedder | None = None, cwd: str | Path | None = None):
+                 embedder: str | Embedder | None = None, cwd: str | Path | None = None, storage=None):
         self.cwd = Path(cwd or os.getcwd())
         self.repo = git_root(self.cwd)
         self.config = config or load_config(self.repo)
         self.specs = self._resolve_specs(stores)
         self._files = Refresher(str(index_path or self.config.index.path or self._default_index_path()),
-                                self.specs, self.config, graph_builder=rebuild_graph, graph_version=GRAPH_VERSION)
+                                self.specs, self.config, graph_builder=rebuild_graph, graph_version=GRAPH_VERSION,
+                                storage=storage)
         self._embedder_choice = embedder
         self._embedder: Embedder | None = None
         self._embedder_loaded = False

@@ -79,12 +79,12 @@ class Refresher:
     """The files of ``specs`` kept in one index (see the module docstring)."""
 
     def __init__(self, index_path: str, specs: list[StoreSpec], config: Config, *, graph_builder: GraphBuilder,
-                 graph_version: str = ""):
+                 graph_version: str = "", storage=None):
         self.config, self.specs, self.graph_builder = config, specs, graph_builder
         self.graph_version = graph_version  # part of the stamp: a new way of computing the graph rebuilds it
         self.index_path = index_path
-        self.index = SQLiteIndex(index_path, fts_weights=config.retrieve.fts_weights,
-                                 busy_timeout_ms=config.index.busy_timeout_ms)
+        self.index = storage if storage is not None else SQLiteIndex(
+            index_path, fts_weights=config.retrieve.fts_weights, busy_timeout_ms=config.index.busy_timeout_ms)
         self.skipped: list[Skip] = []
         self.excluded: list[str] = []  # files privacy.exclude keeps out of the index
         self.shadowed: list[tuple] = []
