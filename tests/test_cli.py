@@ -123,7 +123,7 @@ def test_recall_depth(capsys, store, depth, keys):
 def test_recall_explain(capsys, store, embedder):
     code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", embedder, "--explain", PROMPT)
     assert code == 0
-    assert "why: bm25 " in out and "fused " in out
+    assert "why: keyword bm25 " in out and "fused " in out
     assert "matched fields: name: postgres, upgrade" in out
     code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", embedder, "--explain", "--json", PROMPT)
     explain = json.loads(out)["results"][0]["explain"]

@@ -1,6 +1,6 @@
-"""Claude Code hooks (../shared/reference/agents-and-mcp.md §1): ``memlane hook session-start``
-and ``memlane hook user-prompt-submit`` read the event JSON on stdin and print the
-``hookSpecificOutput`` JSON on stdout — nothing else ever reaches stdout.
+"""Agent hooks: ``memlane hook session-start`` and ``memlane hook user-prompt-submit`` read the
+event JSON on stdin and print what the agent should add to its context, in its own output shape
+(``adapters/agents/``) — nothing else ever reaches stdout.
 
 A hook never blocks the agent: on any failure (garbage stdin, a broken store, a locked or
 corrupt index, a missing transcript) it exits 0 with no context and writes one line to
@@ -8,7 +8,7 @@ corrupt index, a missing transcript) it exits 0 with no context and writes one l
 injected, in which bracket, and why (the "what would this prompt bring back" diagnostic).
 
 ``memlane statusline`` is a statusline command: it records the context fill Claude Code
-reports, for the hooks to pick the bracket (J3), and prints a short status line.
+reports, for the hooks to pick how deep to inject, and prints a short status line.
 """
 
 from __future__ import annotations
@@ -21,22 +21,12 @@ import time
 from logging.handlers import RotatingFileHandler
 
 from ..config import cache_home
+from .agents import DEFAULT, PROMPT, SESSION_START, load
 from ..guards.secrets import RedactingFilter
 
-EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
+EVENTS = (SESSION_START, PROMPT)
 #: a hook waits at most this long for another process's lock on the index, then reads it as it is
 HOOK_BUSY_MS = 300
-#: the prompt event's name in each agent's output (the rest of the shape is shared; Cursor's differs)
-PROMPT_EVENT = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
-
-
-def cursor_payload(payload: dict) -> dict:
-    """Cursor's hook input in the shape the layers read: its ``conversation_id`` is the session,
-    its first workspace root the working directory."""
-    roots = payload.get("workspace_roots") if isinstance(payload.get("workspace_roots"), list) else []
-    return {**payload, "session_id": payload.get("session_id") or payload.get("conversation_id") or "",
-            "cwd": payload.get("cwd") or (roots[0] if roots and isinstance(roots[0], str) else None),
-            "source": payload.get("source") or "startup"}
 log = logging.getLogger("memlane")
 
 
@@ -61,30 +51,33 @@ def _file_logging() -> None:
         pass  # no log file: still never fail
 
 
-def parse_payload(raw: str, agent: str = "claude") -> dict:
+def parse_payload(raw: str, agent: str = DEFAULT) -> dict:
     """The hook's stdin as the layers read it; raises ``ValueError`` on anything but a JSON object."""
     payload = json.loads(raw) if raw.strip() else {}
     if not isinstance(payload, dict):
         raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
-    return cursor_payload(payload) if agent == "cursor" else payload
+    return load(agent).normalise(payload)
 
 
-def handle_event(memory, event: str, payload: dict, *, explain: bool = False, agent: str = "claude",
+def handle_event(memory, event: str, payload: dict, *, explain: bool = False, agent: str = DEFAULT,
                  fabric=None) -> str:
-    """What the hook prints for one event, from an open ``Memory``: the hook JSON, the
-    ``--explain`` report, or nothing. Raises on bad input (the callers log and stay silent)."""
+    """What the hook prints for one event, from an open ``Memory``: the hook's output in the
+    agent's shape, the ``--explain`` report, or nothing. Raises on bad input (the callers log
+    and stay silent)."""
     from ..inject.layers import session_start, user_prompt
 
+    spec = load(agent)
     started = time.perf_counter()
-    if agent == "cursor" and event != "session-start":
-        return json.dumps({"continue": True})  # Cursor's prompt hook cannot add context
+    if event == PROMPT and spec.prompt_event is None:
+        return spec.hook_output(event, "")  # its prompt hook cannot add context
     if not memory.specs:
         log.info("hook %s: no memory folders configured for %s; nothing to inject", event, memory.cwd)
         return ""
-    if event == "session-start":
+    if event == SESSION_START:
         injection = session_start(memory, payload, dry_run=explain)
     else:
-        injection = user_prompt(memory, payload, dry_run=explain, fabric=fabric)
+        injection = user_prompt(memory, payload, dry_run=explain, fabric=fabric,
+                                **({"transcript_reader": spec.read_transcript} if spec.read_transcript else {}))
     injection.text = _final_text(injection.text, memory.config.inject.max_chars)
     injection.report["ms"] = round((time.perf_counter() - started) * 1000, 1)
     log.info("hook %s: session %s, %s chars in %.0f ms", event, payload.get("session_id"),
@@ -94,13 +87,7 @@ def handle_event(memory, event: str, payload: dict, *, explain: bool = False, ag
 
         return (json.dumps(clean_data(injection.report), ensure_ascii=False, indent=2) + "\n\n" +
                 (injection.text or "(nothing would be injected)") + "\n")
-    if agent == "cursor":
-        return json.dumps({"additional_context": injection.text}, ensure_ascii=False) if injection.text else "{}"
-    if not injection.text:
-        return ""
-    name = "SessionStart" if event == "session-start" else PROMPT_EVENT.get(agent, "UserPromptSubmit")
-    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": injection.text}},
-                      ensure_ascii=False)
+    return spec.hook_output(event, injection.text)
 
 
 def _final_text(text: str, max_chars: int) -> str:
@@ -114,7 +101,7 @@ def _final_text(text: str, max_chars: int) -> str:
 
 
 def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
-             explain: bool = False, stdin=None, stdout=None, refresh: bool = True, agent: str = "claude") -> int:
+             explain: bool = False, stdin=None, stdout=None, refresh: bool = True, agent: str = DEFAULT) -> int:
     """One hook event in this process. ``refresh=False``: use the index as it is when it has
     notes (the fast fallback while the daemon starts)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout

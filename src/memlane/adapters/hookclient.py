@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - not CPython
 CONNECT_TIMEOUT_S = 0.05  # a daemon that is up answers connect() at once
 REPLY_TIMEOUT_S = 4.0  # the daemon answers or says "busy" within 3 s; the host waits 10 s (memlane install)
 MAX_REPLY = 4_000_000
-EVENTS = ("session-start", "user-prompt-submit")
+EVENTS = ("session-start", "user-prompt-submit")  # memlane's event names (agents/base.py)
 
 
 def runtime_dir() -> str:
@@ -156,17 +156,6 @@ def parse_args(argv: list[str]) -> dict:
     return args
 
 
-def _cursor_root(raw: str) -> str | None:
-    """Cursor names the project in ``workspace_roots`` (session start only: JSON is affordable)."""
-    import json
-
-    try:
-        roots = json.loads(raw).get("workspace_roots") or []
-        return roots[0] if roots and isinstance(roots[0], str) and os.path.isdir(roots[0]) else None
-    except (ValueError, AttributeError):
-        return None
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -184,7 +173,13 @@ def _main(argv: list[str] | None) -> int:
         raw = sys.stdin.read()
     except (OSError, ValueError):
         raw = ""
-    root = project_root(_cursor_root(raw) if args["agent"] == "cursor" else None)  # others run hooks in the project
+    from .agents import load
+
+    try:
+        agent = load(args["agent"])
+    except ValueError:
+        return 0  # an agent memlane does not know: nothing to say, never a blocked prompt
+    root = project_root(agent.root_from_payload(raw))  # most agents run hooks in the project folder
     key = daemon_key(root, args["stores"], args["embedder"], args["index"])
     if not args["no_daemon"]:
         answer = ask_daemon(socket_path(key), f"{args['event']} {args['agent']}", raw)

@@ -31,29 +31,11 @@ from pathlib import Path
 
 from ..errors import InstallError
 from ..store import git_root
-
-HOOK_TIMEOUT_S = 10  # UserPromptSubmit blocks the prompt; memlane answers in well under a second
-SESSION_MATCHER = "startup|resume|clear|compact"
+from .agents import DEFAULT, NAMES, PROMPT, SESSION_START, Agent, load
 
 
-@dataclass(frozen=True)
-class Agent:
-    name: str
-    folder: str  # the settings folder, in the repository or the home directory
-    file: str
-    prompt_event: str
-    timeout: int  # in the agent's unit
-    session_matcher: str | None
-    statusline: bool = False
 
-
-AGENTS = {
-    "claude": Agent("claude", ".claude", "settings.json", "UserPromptSubmit", HOOK_TIMEOUT_S, SESSION_MATCHER, True),
-    "codex": Agent("codex", ".codex", "hooks.json", "UserPromptSubmit", HOOK_TIMEOUT_S, "startup|resume|clear"),
-    "gemini": Agent("gemini", ".gemini", "settings.json", "BeforeAgent", HOOK_TIMEOUT_S * 1000, None),
-    # Cursor's prompt hook cannot add context: memlane injects at session start only
-    "cursor": Agent("cursor", ".cursor", "hooks.json", "", 0, None),
-}
+AGENTS = {name: load(name) for name in NAMES}
 
 
 @dataclass
@@ -90,10 +72,10 @@ def settings_path(scope: str, cwd: Path | None = None, agent: str = "claude") ->
     spec = AGENTS[agent]
     if scope == "user":
         if agent == "claude" and os.environ.get("CLAUDE_CONFIG_DIR"):
-            return Path(os.environ["CLAUDE_CONFIG_DIR"]) / spec.file
-        return Path.home() / spec.folder / spec.file
+            return Path(os.environ["CLAUDE_CONFIG_DIR"]) / spec.settings_file
+        return Path.home() / spec.settings_folder / spec.settings_file
     root = git_root(cwd or Path.cwd()) or (cwd or Path.cwd())
-    return root / spec.folder / spec.file
+    return root / spec.settings_folder / spec.settings_file
 
 
 def _is_ours(handler: dict) -> bool:
@@ -168,8 +150,8 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     after_settings = {**settings, "hooks": hooks}
     if not hooks:
         after_settings.pop("hooks")
-    elif agent == "cursor":
-        after_settings = {"version": 1, **after_settings}  # Cursor's hooks.json is versioned
+    elif spec.flat_hooks:
+        after_settings = {"version": 1, **after_settings}  # a flat hooks file is versioned (Cursor)
     current_status = settings.get("statusLine")
     if remove and isinstance(current_status, dict) and _is_ours(current_status):
         after_settings.pop("statusLine")
@@ -210,16 +192,17 @@ def plan_mcp(path: Path, *, remove: bool = False, command: str | None = None) ->
 
 def _entries(spec: Agent, hook: str) -> list[tuple[str, dict]]:
     """(event, the entry memlane adds under it) in ``spec``'s settings shape."""
-    flag = "" if spec.name == "claude" else f" --agent {spec.name}"
-    if spec.name == "cursor":  # flat handler lists; its prompt hook cannot add context
-        return [("sessionStart", {"command": f"{hook} session-start{flag}"})]
+    flag = "" if spec.name == DEFAULT else f" --agent {spec.name}"
+    if spec.flat_hooks:  # handlers listed flat under each event
+        events = [(spec.session_event, SESSION_START)] + ([(spec.prompt_event, PROMPT)] if spec.prompt_event else [])
+        return [(event, {"command": f"{hook} {name}{flag}"}) for event, name in events]
     out = []
-    for event, name in ((spec.prompt_event, "user-prompt-submit"), ("SessionStart", "session-start")):
+    for event, name in ((spec.prompt_event, PROMPT), (spec.session_event, SESSION_START)):
         handler = {"type": "command", "command": f"{hook} {name}{flag}", "timeout": spec.timeout}
-        if spec.name == "gemini":
+        if spec.named_handlers:
             handler["name"] = f"memlane-{name}"
         group = {"hooks": [handler]}
-        if event == "SessionStart" and spec.session_matcher:
+        if name == SESSION_START and spec.session_matcher:
             group = {"matcher": spec.session_matcher, **group}
         out.append((event, group))
     return out

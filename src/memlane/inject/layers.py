@@ -101,14 +101,16 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
     return Injection(text, report)
 
 
-def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=None) -> Injection:
+def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=None,
+                transcript_reader=read_transcript) -> Injection:
     """Layers 3 and 4 for one prompt. ``dry_run``: decide and report, but record nothing (no
     dedup state, no hit-log). ``fabric``: the other recall domains (``domains.fabric``): a
-    document section relevant enough joins layer 3, and layer 4 draws on every domain."""
+    document section relevant enough joins layer 3, and layer 4 draws on every domain.
+    ``transcript_reader``: how the agent's transcript is read (its own format)."""
     config = memory.config.inject
     session_id = str(payload.get("session_id") or "")
     prompt = str(payload.get("prompt") or "")
-    view = read_transcript(payload.get("transcript_path"), user_turns=max(1, config.context_turns) + 1)
+    view = transcript_reader(payload.get("transcript_path"), user_turns=max(1, config.context_turns) + 1)
     fill, window = read_context(session_id, max_age_s=config.statusline_max_age_s)
     fill_source = "statusline"
     if fill is None:

@@ -1,7 +1,8 @@
 """What an agent's transcript says about the session: how full the context window is, and
-what the user said recently (R2). Three formats, told apart by their content:
+what the user said recently (the context a short prompt borrows). Three formats, each read by the
+agent that writes it (``adapters/agents/``), or told apart by their content:
 
-- **Claude Code** (JSONL; ../shared/reference/agents-and-mcp.md §1.9–1.10): fill comes from the
+- **Claude Code** (JSONL): fill comes from the
   last main-thread assistant line with ``usage``: input + cache-creation + cache-read tokens
   over the window size — the statusline's own formula. Sidechain (subagent) lines and
   ``<synthetic>`` messages carry no real usage and are skipped; a ``compact_boundary`` after
@@ -68,7 +69,15 @@ def read_transcript(path: str | Path | None, *, user_turns: int = 2) -> Transcri
     if not path:
         return TranscriptView(problem="no transcript path")
     if str(path).endswith(".json"):
-        return _read_gemini(path, user_turns)
+        return read_gemini(path, user_turns=user_turns)
+    return read_jsonl(path, user_turns=user_turns)
+
+
+def read_jsonl(path: str | Path | None, *, user_turns: int = 2) -> TranscriptView:
+    """A Claude Code transcript or a Codex rollout (JSONL, told apart line by line): its tail."""
+    if not path:
+        return TranscriptView(problem="no transcript path")
+    view = TranscriptView()
     for window in (FIRST_READ, TAIL_BYTES):
         try:
             with open(path, "rb") as handle:
@@ -137,8 +146,10 @@ def _codex(kind: str, payload: dict, view: TranscriptView, user_turns: int) -> N
             view.recent_user_turns.insert(0, text.strip())
 
 
-def _read_gemini(path: str | Path, user_turns: int) -> TranscriptView:
-    """A Gemini CLI chat recording (never raises)."""
+def read_gemini(path: str | Path | None, *, user_turns: int = 2) -> TranscriptView:
+    """A Gemini CLI chat recording (one JSON document; never raises)."""
+    if not path:
+        return TranscriptView(problem="no transcript path")
     try:
         if os.path.getsize(path) > GEMINI_MAX_BYTES:
             return TranscriptView(problem=f"transcript larger than {GEMINI_MAX_BYTES:,} bytes: not read")

@@ -1,0 +1,80 @@
+"""The ``memlane`` command. Each module of this package registers its commands with only the
+options they use (``common.py`` holds the shared option groups); a command opens the memory,
+makes one library call, and prints text or ``--json``. Every error memlane raises on purpose is
+one line on stderr with its exit code (``errors.exit_code``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from ... import __version__
+from ...errors import MemlaneError, exit_code
+from . import agents, evaluate, notes, recall, setup, writing
+
+DESCRIPTION = """\
+Memory recall for AI coding agents. Your agents keep what they learn as markdown notes (Claude
+Code's memory folder, or folders of your own); memlane picks, for each prompt, the few notes that
+apply — by what the prompt means, with the notes they link to — and hands them to the agent
+within its context budget, saying why."""
+
+EPILOG = """\
+start here:
+  memlane recall --demo "I refactored the photo upload queue; ready to merge?"
+  memlane install claude          # the hooks: Claude Code gets the right notes at every prompt
+  memlane doctor                  # what memlane sees here, and whether it works
+  memlane <command> --help        # what a command does, with examples
+"""
+
+#: the command modules, in the order help lists their commands
+COMMANDS = (recall, notes, writing, setup, agents, evaluate)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memlane", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"memlane {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def _stderr_logging(*, verbose: bool) -> None:
+    """Diagnostics to stderr as ``memlane: …`` lines, redacted (stderr is an exit too); one such
+    handler per process."""
+    from ...guards.secrets import RedactingFilter
+
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "memlane_cli", False)]:
+        root.removeHandler(old)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("memlane: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    handler.memlane_cli = True
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _stderr_logging(verbose=getattr(args, "verbose", False))
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except MemlaneError as exc:  # every error memlane raises on purpose: one line, its exit code
+        sys.stderr.write(f"memlane: error: {exc}\n")
+        return exit_code(exc)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. `memlane recall ... | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,110 @@
+"""What the ``memlane`` commands share: their option groups, opening the memory, printing.
+
+A command module declares only the options it uses, from these groups: ``store_options`` (which
+memory folders, which index, which embedder), ``domain_options`` (documentation folders,
+transcripts and code to recall beside the notes), ``json_option``. Printing goes through
+``emit``: text or ``--json``, through the one clean pass every exit takes (secrets redacted,
+terminal and bidi controls stripped)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ...errors import UsageError
+from ...memory import Memory, demo_store_path
+from ..progress import ProgressBar
+
+
+def store_options(parser: argparse.ArgumentParser, *, embedder: bool = True) -> None:
+    group = parser.add_argument_group("which memory")
+    group.add_argument("--store", action="append", metavar="DIR",
+                       help="use this memory folder directly (repeatable); no config or init needed")
+    group.add_argument("--demo", action="store_true", help="use the bundled demo store")
+    group.add_argument("--index", metavar="FILE", help="the index file (default: one per set of folders, in the cache)")
+    if embedder:
+        group.add_argument("--embedder", metavar="NAME",
+                           help="the embedding model (a registered name, or 'none' for keyword search only)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+
+
+def domain_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("other sources, each recalled in its own list")
+    group.add_argument("--docs", action="append", metavar="DIR",
+                       help="a markdown folder recalled section by section (repeatable)")
+    group.add_argument("--transcripts", action="append", metavar="DIR",
+                       help="a folder of Claude Code session transcripts (repeatable)")
+    group.add_argument("--code", action="append", metavar="DIR", help="a working tree whose code symbols are recalled "
+                                                                         "(repeatable)")
+
+
+def json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--k 0`` is an error, not the default)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def store_args(args) -> list[str] | None:
+    stores = list(getattr(args, "store", None) or [])
+    if getattr(args, "demo", False):
+        stores.append(str(demo_store_path()))
+    return stores or None
+
+
+def open_memory(args, *, cwd: str | None = None) -> Memory:
+    stores = store_args(args)
+    for folder in stores or []:
+        if not Path(folder).expanduser().is_dir():
+            raise UsageError(f"--store {folder}: not a folder")
+    return Memory(stores, embedder=getattr(args, "embedder", None), index_path=getattr(args, "index", None), cwd=cwd)
+
+
+def memory_with_notes(args) -> Memory:
+    memory = open_memory(args)
+    if not memory.specs:
+        raise UsageError("no memory folders: pass --store DIR, run `memlane init` for your own notes, or run inside a "
+                         "git repository that Claude Code keeps memory for")
+    return memory
+
+
+def emit(args, data, text: str) -> None:
+    """Print ``data`` as JSON (``--json``) or ``text``, through the one clean pass of every exit."""
+    from ...guards.exits import clean, clean_data
+
+    if getattr(args, "json", False):
+        json.dump(clean_data(data), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(clean(text.rstrip("\n")) + "\n")
+
+
+def say(text: str) -> None:
+    """A line for the user on stdout (cleaned like every exit)."""
+    from ...guards.exits import clean
+
+    sys.stdout.write(clean(text.rstrip("\n")) + "\n")
+
+
+def notice(memory: Memory) -> None:
+    if memory.embedder_notice:
+        sys.stderr.write(f"memlane: {memory.embedder_notice}\n")
+
+
+def refresh_with_progress(memory: Memory) -> None:
+    """On-demand indexing before a read; the first run on a new store embeds every note."""
+    bar = ProgressBar()
+    try:
+        memory.refresh(progress=bar)
+    finally:
+        bar.close()

@@ -1,0 +1,56 @@
+"""``memlane eval``: a retrieval benchmark, in the corpus/queries/qrels layout or as memory folders
+with labelled prompts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ...config import load_config
+from ...errors import UsageError
+from ...store import git_root
+from .common import emit, json_option
+
+
+def register(sub) -> None:
+    p = sub.add_parser("eval", help="run a retrieval benchmark and print its figures",
+                       description="Measure recall on a benchmark folder: corpus.jsonl, queries.jsonl and qrels.tsv, "
+                                   "or memory folders with a prompts.jsonl of labelled prompts. Prints Recall@k, "
+                                   "Hit@k, NDCG@10, MRR, latency and what would be injected, per mode and per group.",
+                       epilog="examples:\n  memlane eval path/to/agent_notes_dev\n"
+                              "  memlane eval path/to/longmemeval --limit 100 --modes keyword,hybrid --json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", help="the benchmark folder")
+    p.add_argument("--modes", default="keyword,vector,hybrid",
+                   help="comma list of keyword, vector, hybrid, rrf, spread, scored, full, divergent, keyword-full")
+    p.add_argument("--ks", default="1,3,5,10", help="cutoffs, comma list")
+    p.add_argument("--limit", type=int, help="at most N queries, sampled evenly across the file")
+    p.add_argument("--include-type", metavar="T,..", help="only queries of these types, kinds or categories")
+    p.add_argument("--exclude-type", metavar="T,..", help="skip these (e.g. 5 for LoCoMo's adversarial questions)")
+    p.add_argument("--scope-field", help="the per-query scoping field (default: found in the corpus)")
+    p.add_argument("--embedder", metavar="NAME", help="the embedding model ('none': keyword search only)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    json_option(p)
+    p.set_defaults(func=cmd_eval)
+
+
+def cmd_eval(args) -> int:
+    from ...eval import evaluate_path, format_report
+
+    path = Path(args.path)
+    if not path.exists():
+        raise UsageError(f"{path}: no such benchmark folder")
+    options = {"modes": args.modes.split(","), "ks": [int(k) for k in args.ks.split(",")],
+               "limit": args.limit, "embedder": args.embedder, "scope_field": args.scope_field,
+               "include_types": _split(args.include_type), "exclude_types": _split(args.exclude_type),
+               "config": load_config(git_root(Path.cwd()))}
+    result = evaluate_path(path, **{k: v for k, v in options.items() if v is not None})
+    emit(args, result, format_report(result))
+    return 0
+
+
+def _split(value: str | None) -> tuple[str, ...] | None:
+    return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+
+# -- parser --------------------------------------------------------------------------

@@ -1,0 +1,251 @@
+"""``memlane recall``: what a prompt brings back, and why — from the notes, from other sources
+(``--docs``, ``--transcripts``, ``--code``, ``--domains``), or exactly as a hook input would inject it
+(``--prompt-json``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ...config import Depth, Fusion
+from ...errors import UsageError
+from ...memory import Memory
+from ..agents import DEFAULT, NAMES
+from .common import (domain_options, emit, json_option, notice, open_memory, positive_int, refresh_with_progress,
+                     store_args, store_options)
+
+EXAMPLES = """\
+examples:
+  memlane recall "why does the deploy keep failing?"
+  memlane recall --store ~/notes --k 3 --explain "ready to merge the upload change?"
+  memlane recall --depth full --json "how do we key CI caches?"
+  memlane recall --docs docs/ --transcripts auto "have we done this migration before?"
+  memlane recall --prompt-json hook-input.json      # what that prompt would inject, and why
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("recall", help="the notes worth showing for a prompt, and why",
+                       description="Recall the notes that apply to a prompt — by what it means, not only its words — "
+                                   "with the notes they link to, best first.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("prompt", nargs="*", help="the prompt ('-' reads it from stdin)")
+    p.add_argument("--k", type=positive_int, default=None, metavar="N",
+                   help="at most this many notes (default from the config: 5)")
+    p.add_argument("--depth", choices=[d.value for d in Depth], default=Depth.SUMMARY.value,
+                   help="how much of each note: ids, index (its line), summary (a preview) or full")
+    p.add_argument("--explain", action="store_true", help="show why each note came back: both searches, the "
+                                                          "links that brought it, the score's factors")
+    p.add_argument("--fusion", choices=[f.value for f in Fusion], help="how the keyword and meaning searches combine")
+    p.add_argument("--deep", "--archived", dest="deep", action="store_true",
+                   help="search archived notes too (a recalled archived note becomes active again)")
+    p.add_argument("--divergent", action="store_true",
+                   help="add remote associates from other parts of the link graph (for ideation)")
+    p.add_argument("--session", help="the agent session id, recorded in the hit-log")
+    p.add_argument("--prompt-json", metavar="FILE",
+                   help="a hook's input JSON ('-' for stdin): show what that prompt would inject, how deep, and why "
+                        "(a dry run: nothing is recorded)")
+    p.add_argument("--agent", choices=NAMES, default=DEFAULT, help="with --prompt-json: whose hook input it is")
+    group = p.add_argument_group("several sources at once")
+    group.add_argument("--domains", metavar="LIST",
+                       help="recall from these, one list each: notes,knowledge,transcripts,code (default with "
+                            "--docs/--transcripts/--code: the notes and what those mount)")
+    group.add_argument("--ceiling", type=positive_int, metavar="N", help="results across all sources, shared equally")
+    group.add_argument("--in-session", metavar="ID", help="transcripts: only this session (an id or its prefix)")
+    group.add_argument("--since", metavar="DATE", help="transcripts: only turns at or after this date/time")
+    group.add_argument("--until", metavar="DATE", help="transcripts: only turns before this date/time")
+    group.add_argument("--project", metavar="TEXT", help="transcripts: only this project (part of its folder)")
+    group.add_argument("--path", metavar="GLOB", help="docs and code: only files matching this glob")
+    store_options(p)
+    domain_options(p)
+    json_option(p)
+    p.set_defaults(func=cmd_recall)
+
+
+def cmd_recall(args) -> int:
+    if args.prompt_json:
+        return _recall_hook_input(args)
+    prompt = " ".join(args.prompt).strip()
+    if prompt == "-":
+        prompt = sys.stdin.read().strip()
+    if not prompt:
+        raise UsageError("recall needs a prompt (or '-' to read it from stdin)")
+    if args.domains or args.docs or args.transcripts or args.code:
+        return _recall_domains(args, prompt)
+    memory = open_memory(args)
+    if not memory.specs:
+        raise UsageError("no memory folders to recall from: pass --store DIR, run `memlane init` for your own notes, "
+                         "or run inside a git repository that Claude Code keeps memory for")
+    depth = Depth(args.depth)
+    refresh_with_progress(memory)
+    results = memory.recall(prompt, k=args.k, depth=depth, explain=args.explain, fusion=args.fusion,
+                            include_archived=args.deep, divergent=args.divergent, refresh=False, session=args.session)
+    notice(memory)
+    emit(args, {"prompt": prompt, "results": [r.as_dict() for r in results]},
+         format_results(results, depth, args.explain))
+    return 0
+
+
+def format_results(results, depth: Depth, explain: bool) -> str:
+    if not results:
+        return "(nothing relevant)"
+    lines = []
+    for r in results:
+        tag = "" if r.reached.startswith("seed") else f"  <- {r.reached}"
+        if depth is Depth.IDS:
+            lines.append(f"{r.rank}. {r.name}  [{r.score:.3f}]  {r.path}{tag}")
+        elif depth is Depth.INDEX:
+            lines.append(f"- [{r.title}]({r.path}) — {r.as_dict()['hook']}  [{r.score:.3f}]{tag}")
+        else:
+            lines.append(f"{r.rank}. {r.title}  ({r.type or '-'}, {r.scope})  [{r.score:.3f}]{tag}")
+            lines.append(f"   {r.preview}")
+            lines.append(f"   {r.path}")
+        if depth is Depth.FULL:
+            lines += ["", *("   " + line for line in r.body.splitlines()), ""]
+        if explain and r.explain is not None:
+            lines += _explain_lines(r.explain)
+    return "\n".join(lines)
+
+
+def _explain_lines(e) -> list[str]:
+    cos = "-" if e.cosine is None else f"{e.cosine:.3f}"
+    bm25 = "-" if e.bm25 is None else f"{e.bm25:.3f}"
+    fields = "; ".join(f"{f}: {', '.join(t)}" for f, t in e.matched_fields.items()) or "none"
+    base = "-" if e.base_level is None else f"{e.base_level:.2f}"
+    lines = [f"   why: keyword bm25 {bm25} (normalised {e.bm25_norm:.3f}, rank {e.bm25_rank or '-'}), "
+             f"meaning cosine {cos} (leg {e.vector:.3f}, rank {e.vector_rank or '-'}), fused {e.fused:.3f}",
+             f"   matched fields: {fields}",
+             f"   score: relevance {e.relevance:.3f} (text {e.relevance - e.activation:.3f} + links "
+             f"{e.activation:.3f}) x importance {e.importance:.3f} x recency {e.recency:.3f} (base level {base}); "
+             f"state {e.state}"]
+    lines += [f"   path: {step}" for step in e.path or ["seed"]]
+    lines += [f"   note: {note}" for note in e.notes]
+    if e.risk:
+        lines.append(f"   never injected automatically: {e.risk}")
+    return lines
+
+
+def _recall_domains(args, prompt: str) -> int:
+    """One list per source, each ranked on its own scale; every result with its source path,
+    address and exact text."""
+    from ...domains.fabric import DOMAINS, build_fabric
+    from ..progress import ProgressBar
+
+    if args.domains:
+        wanted = [d.strip() for d in args.domains.split(",") if d.strip()]
+    else:
+        wanted = ["notes"] + [d for d, given in (("knowledge", args.docs), ("transcripts", args.transcripts),
+                                                 ("code", args.code)) if given]
+    unknown = [d for d in wanted if d not in DOMAINS]
+    if unknown:
+        raise UsageError(f"--domains: unknown {', '.join(unknown)}; the sources are {', '.join(DOMAINS)}")
+    for flag, folders in (("--docs", args.docs), ("--transcripts", args.transcripts), ("--code", args.code)):
+        for folder in folders or []:
+            if folder != "auto" and not Path(folder).expanduser().exists():
+                raise UsageError(f"{flag} {folder}: no such folder")
+    memory = Memory(store_args(args), embedder=args.embedder, index_path=args.index)
+    fabric = build_fabric(memory, docs=args.docs, transcripts=args.transcripts, code=args.code, domains=wanted)
+    missing = [d for d in wanted if d not in fabric.domains]
+    if len(missing) == len(wanted):
+        raise UsageError(f"nothing to recall from: {', '.join(missing)} ha{'s' if len(missing) == 1 else 've'} no "
+                         "folders (--store, --docs, --transcripts, --code, or [domains] in the config)")
+    try:
+        bar = ProgressBar()
+        try:
+            if "notes" in fabric.domains:
+                memory.refresh(progress=bar)
+        finally:
+            bar.close()
+        refreshed = fabric.refresh()
+        filters = {"transcripts": {k: v for k, v in (("session", args.in_session), ("since", args.since),
+                                                     ("until", args.until), ("project", args.project)) if v},
+                   "knowledge": {"path": args.path} if args.path else {},
+                   "code": {"path": args.path} if args.path else {}}
+        out = fabric.as_data(fabric.recall_all(prompt, domains=[d for d in wanted if d in fabric.domains],
+                                               ceiling=args.ceiling, filters=filters))
+    finally:
+        fabric.close()
+    out["missing_domains"] = missing
+    # files privacy.exclude keeps out are counted, never listed: their names stay in their scope too
+    skipped = {name: [s for s in report.get("skipped", []) if "privacy" not in s.get("reason", "")]
+               for name, report in refreshed.items()}
+    out["skipped"] = {name: found for name, found in skipped.items() if found}
+    out["excluded_by_privacy"] = sum(1 for report in refreshed.values() for s in report.get("skipped", [])
+                                     if "privacy" in s.get("reason", ""))
+    notice(memory)
+    emit(args, out, _format_buckets(out))
+    return 0
+
+
+def _format_buckets(out: dict) -> str:
+    lines = []
+    for bucket in out["buckets"]:
+        head = f"## {bucket['domain']}"
+        if bucket.get("error"):
+            lines.append(f"{head}: failed ({bucket['error']})")
+            continue
+        lines.append(f"{head} (best activation {bucket['activation']:.2f}, {len(bucket['results'])} of at most "
+                     f"{out['quota']})" if bucket["results"] else f"{head}: nothing relevant")
+        for n, hit in enumerate(bucket["results"], start=1):
+            lines.append(f"{n}. {hit['address']}  [{hit['activation']:.2f}]  {hit['path']}")
+            if hit.get("why"):
+                lines.append(f"   why: {hit['why']}")
+            text = hit["text"].strip().splitlines()
+            lines += [f"   | {line}" for line in text[:12]] + (["   | …"] if len(text) > 12 else [])
+        lines.append("")
+    if out.get("missing_domains"):
+        lines.append(f"(no folders for: {', '.join(out['missing_domains'])})")
+    return "\n".join(lines)
+
+
+def _recall_hook_input(args) -> int:
+    """``recall --prompt-json FILE``: the prompt hook's decision for that input, as a dry run,
+    with the ranking's reasons — what would this prompt bring back, and why."""
+    from ...domains.fabric import other_domains
+    from ...inject.layers import user_prompt
+    from ..agents import load
+    from ..hook import parse_payload
+
+    try:
+        raw = sys.stdin.read() if args.prompt_json == "-" else Path(args.prompt_json).read_text(encoding="utf-8")
+        payload = parse_payload(raw, args.agent)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"--prompt-json {args.prompt_json}: {exc}") from None
+    if not str(payload.get("prompt") or "").strip():
+        raise UsageError(f"--prompt-json {args.prompt_json}: the hook input has no prompt")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
+    memory = Memory(store_args(args), embedder=args.embedder, index_path=args.index, cwd=cwd)
+    if not memory.specs:
+        raise UsageError("no memory folders to recall from for this input's project: pass --store DIR")
+    refresh_with_progress(memory)
+    fabric = other_domains(memory, docs=args.docs, transcripts=args.transcripts, code=args.code)
+    reader = load(args.agent).read_transcript
+    try:
+        injection = user_prompt(memory, payload, dry_run=True, fabric=fabric,
+                                **({"transcript_reader": reader} if reader else {}))
+    finally:
+        if fabric is not None:
+            fabric.close()
+    report = injection.report
+    ranking = memory.recall(report["query"], depth=Depth.IDS, explain=True, refresh=False, record=False,
+                            include_private=False)
+    notice(memory)
+    fill = (f"fill unknown ({report['fill_source']})" if report["fill"] is None else
+            f"fill {report['fill']:.0%} of {report['window']:,} tokens, from the {report['fill_source']}")
+    lines = [f"bracket: {report['bracket']} — {fill}; {report['bracket_reason']}", f"query: {report['query']}"]
+    for layer, data in report["layers"].items():
+        lines.append(f"layer {layer} recalled: {', '.join(data['recalled']) or 'nothing'}")
+    lines += [f"never injected automatically: {q['name']} ({q['why']})" for q in report["quarantined"]]
+    if report["deduplicated"]:
+        lines.append(f"already injected in this session: {', '.join(report['deduplicated'])}")
+    lines.append(f"would inject {report['chars']:,} characters:" if report["shown"] else "would inject nothing")
+    lines += [f"  {s['depth']:5s} {s['name']}  <- {s['reached']}  {s['path']}" for s in report["shown"]]
+    if report["omitted"]:
+        lines.append(f"  (cut by the budget or the cap: {', '.join(report['omitted'])})")
+    lines += ["", "why (the recall ranking for the query):", format_results(ranking, Depth.IDS, True)]
+    if injection.text:
+        lines += ["", "--- the injected text ---", injection.text]
+    emit(args, {"report": report, "ranking": [r.as_dict() for r in ranking], "text": injection.text}, "\n".join(lines))
+    return 0

@@ -1,0 +1,151 @@
+"""Setting up and checking: ``init`` (your config and your own notes' folder), ``index`` (build or
+refresh the index now, with progress), ``doctor`` (what is configured, what works, what does not)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...config import DEFAULT_CONFIG_TOML, config_home
+from ...memory import Memory
+from ..progress import ProgressBar
+from .common import domain_options, emit, json_option, notice, open_memory, store_options
+
+
+def register(sub) -> None:
+    p = sub.add_parser("init", help="write your config file and create the folder for your own notes",
+                       description="Write ~/.config/memlane/config.toml (every setting with its default, commented) "
+                                   "and create your user store, the folder for notes that follow you across projects. "
+                                   "Nothing else needs it: memlane reads Claude Code's memory folder for the current "
+                                   "repository without it.",
+                       epilog="example:\n  memlane init", formatter_class=argparse.RawDescriptionHelpFormatter)
+    store_options(p)
+    json_option(p)
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("index", help="build or refresh the index now (incremental), with progress",
+                       description="Bring the index in line with the notes (and the other sources configured or "
+                                   "given): only what changed is read again; new text is embedded.",
+                       epilog="examples:\n  memlane index\n  memlane index --no-embed --store ~/notes",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--no-embed", action="store_true", help="update the keyword index only")
+    store_options(p)
+    domain_options(p)
+    json_option(p)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("doctor", help="what is configured, where the index lives, whether the hooks and daemon work",
+                       description="Everything memlane would use here, and whether it works: config files (and what "
+                                   "a repository's config was refused), memory folders, the index, the embedding "
+                                   "model, the agents whose hooks are installed, the background daemon.",
+                       epilog="example:\n  memlane doctor", formatter_class=argparse.RawDescriptionHelpFormatter)
+    store_options(p)
+    json_option(p)
+    p.set_defaults(func=cmd_doctor)
+
+
+def cmd_init(args) -> int:
+    config_file = config_home() / "config.toml"
+    created = []
+    if not config_file.exists():
+        config_file.parent.mkdir(parents=True, exist_ok=True)
+        config_file.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
+        created.append(str(config_file))
+    memory = open_memory(args)
+    user_store = memory.config.user_store_path()
+    if not user_store.exists():
+        user_store.mkdir(parents=True)
+        (user_store / "MEMORY.md").write_text("", encoding="utf-8")
+        created.append(str(user_store))
+    data = {"created": created, **memory.doctor()}
+    lines = [f"created {c}" for c in created] or ["already initialised"]
+    lines.append(f"stores: {', '.join(s['path'] for s in data['stores']) or '(none yet)'}")
+    lines.append(f"claude code memory: {data['claude_code_memory']}")
+    lines.append("next: memlane index")
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_index(args) -> int:
+    memory = open_memory(args)
+    bar = ProgressBar()
+    try:
+        report = memory.refresh(embed=not args.no_embed, progress=bar, force=True)
+    finally:
+        bar.close()
+    notice(memory)
+    text = (f"{report['notes']} notes: {report['added']} added, {report['updated']} updated, "
+            f"{report['removed']} removed, {report['unchanged']} unchanged; {report['embedded']} chunks embedded"
+            f" ({report['embedder'] or 'keyword-only'}) in {report['seconds']}s\nindex: {memory.index_path}")
+    for skip in report["skipped"]:
+        text += f"\nskipped {skip['path']}: {skip['reason']}"
+    if report.get("excluded"):
+        text += f"\n{report['excluded']} file(s) left out by privacy.exclude"
+    if report["healed"]:
+        text += "\nthe index was corrupt: it was moved aside and rebuilt"
+    domains = _index_domains(args, memory)
+    for name, done in domains.items():
+        counts = ", ".join(f"{k} {v}" for k, v in done.items() if isinstance(v, (int, float)) and k != "excluded")
+        text += f"\n{name}: {done['error'] if 'error' in done else counts}"
+        text += "".join(f"\n  skipped {s['path']}: {s['reason']}" for s in done.get("skipped", [])
+                        if "privacy" not in s.get("reason", ""))
+    emit(args, {**report.as_dict(), "index": memory.index_path, "domains": domains}, text)
+    return 0
+
+
+def _index_domains(args, memory: Memory) -> dict:
+    """``memlane index`` also brings the other domains up to date: the mounted ones (--docs,
+    --transcripts, --code) or the configured ones."""
+    from ...domains.fabric import other_domains
+
+    fabric = other_domains(memory, docs=args.docs, transcripts=args.transcripts, code=args.code, refresh=False,
+                           embed_docs=not args.no_embed)
+    if fabric is None:
+        return {}
+    try:
+        return fabric.refresh()
+    finally:
+        fabric.close()
+
+
+def cmd_doctor(args) -> int:
+    from .agents import agent_status
+
+    memory = open_memory(args)
+    data = memory.doctor()
+    lines = [f"config files: {', '.join(data['config_files'])}"]
+    repo_config = data["repository_config"]
+    if repo_config["file"]:
+        lines.append(f"this repository's config ({repo_config['file']}) may only narrow yours: "
+                     + ("everything it asks for applies" if not repo_config["refused"] else
+                        f"{len(repo_config['refused'])} setting(s) refused"))
+        lines += [f"  refused {r['key']}: {r['reason']}" for r in repo_config["refused"]]
+    lines += [
+             f"repository: {data['repository'] or '(not in a git repository)'}",
+             f"claude code memory: {data['claude_code_memory']}",
+             f"user store: {data['user_store']}"]
+    for s in data["stores"]:
+        flag = "ok" if s["exists"] else "MISSING"
+        lines.append(f"store [{flag}] ({s['scope']}, {s['source']}{', read-only' if s['read_only'] else ''}): "
+                     f"{s['path']}{'' if s['has_MEMORY.md'] else '  (no MEMORY.md)'}")
+    if not data["stores"]:
+        lines.append("stores: none (use --store DIR, or mount folders in the config; see memlane init)")
+    i = data["index"]
+    lines.append(f"index: {i['path']} ({'exists' if i['exists'] else 'not built yet'}; integrity {i['integrity']}; "
+                 f"{i['units']} units, {i['embeddings']} vectors)")
+    e = data["embedder"]
+    lines.append(f"embedder: {e['name'] or '-'} ({e['status']})")
+    lines.append(f"retrieve: fusion {data['retrieve']['fusion']}, min_score {data['retrieve']['min_score']}, "
+                 f"long notes {data['retrieve']['long_notes']}")
+    d = data["domains"]
+    lines.append("other domains: " + ("; ".join(f"{name} {', '.join(d[name])}" for name in ("docs", "transcripts", "code")
+                                               if d[name]) or "none configured ([domains] docs, transcripts, code)"))
+    if d["privacy_exclude"]:
+        lines.append(f"privacy.exclude: {', '.join(d['privacy_exclude'])}")
+    data["agents"] = agent_status(args)
+    for agent, where in data["agents"]["hooks"].items():
+        lines.append(f"hooks for {agent}: " + (", ".join(f"{scope} ({path})" for scope, path in where.items())
+                                               or "not installed (memlane install " + agent + ")"))
+    daemon = data["agents"]["daemon"]
+    lines.append(f"daemon: {'running' if daemon['running'] else 'not running'} ({daemon['socket']})")
+    emit(args, data, "\n".join(lines))
+    return 0
