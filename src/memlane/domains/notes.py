@@ -4,8 +4,12 @@ candidates here."""
 
 from __future__ import annotations
 
-from ..memory import Memory
+from typing import TYPE_CHECKING
+
 from .base import Recalled
+
+if TYPE_CHECKING:  # the facade hands itself in; this room never imports it at run time
+    from ..memory import Memory
 
 
 class NotesDomain:
