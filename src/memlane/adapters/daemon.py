@@ -10,15 +10,17 @@ an embedding model (~0.3 s or more on 2 cores).
   for the same set exits at once.
 - **Live whatever a client does**: each connection is served on its own thread, with one
   deadline for the whole request (``REQUEST_DEADLINE_S``: reading it, waiting for the warm
-  engine, answering) well under the hook's own timeout. A client that sends half a request, or
-  a byte every few seconds, is cut off at the deadline and delays nobody else; when the engine
+  workspace, answering) well under the hook's own timeout. A client that sends half a request, or
+  a byte every few seconds, is cut off at the deadline and delays nobody else; when the workspace
   is busy past the deadline (a large refresh), the answer is ``busy`` and the hook client
   answers that prompt itself, keyword-only.
 - **Warm before it answers**: the socket is bound only after the index is fresh and the
   model loaded, so a client never waits on a first indexing — it answers keyword-only itself
   meanwhile.
-- **Fresh enough**: the files are re-checked at most every ``refresh_s`` seconds (the stat
-  walk costs 0.1 s at 10k notes); a changed config file rebuilds the engine.
+- **Fresh enough**: a warm ``Workspace`` (``workspace.py``) with its background refresher: the
+  files are stat-walked at most every ``REFRESH_S`` seconds (0.1 s at 10k notes) and refreshed
+  only when they changed, the other domains re-read at most every ``FABRIC_REFRESH_S``; a
+  changed config file reopens the workspace.
 - **Idle timeout**: it exits after ``idle_minutes`` without a request and removes its socket.
 
 Protocol, in bytes (the client imports no JSON): the client sends ``EVENT AGENT\\n`` and the hook's
@@ -30,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import gc
 import logging
 import os
 import socket
@@ -39,8 +40,8 @@ import sys
 import threading
 import time
 
-from ..errors import MemlaneError
 from .hookclient import daemon_key, private_dir, project_root, socket_path
+from .workspace import Busy, Workspace
 
 log = logging.getLogger("memlane.daemon")
 
@@ -48,100 +49,36 @@ IDLE_MINUTES = 30.0
 REQUEST_DEADLINE_S = 3.0  # a whole request, read to answered; the client waits at most 4 s, the host 10 s
 READ_DEADLINE_S = 1.0  # a request is a few kilobytes sent at once
 MAX_CONNECTIONS = 32  # served at once; more are told "busy" (the client answers itself)
-REFRESH_S = 2.0
-FABRIC_REFRESH_S = 15.0  # the other domains (transcripts grow, code changes) are re-checked less often
 MAX_REQUEST = 4_000_000
 
 
-class Engine:
-    """A warm ``Memory`` for one store set. Requests never wait for a file check or the
-    lifecycle: a background thread stats the store every ``REFRESH_S`` seconds and, only when
-    something changed, refreshes the index; it also folds the hit-log in (and, hourly, moves
-    notes between lifecycle states) — under the lock requests take, so never during one. A
-    changed configuration file rebuilds the engine."""
+def open_workspace(root: str, stores: list[str], embedder: str | None, index: str | None,
+                   **throttle) -> Workspace:
+    """The daemon's warm workspace: opened before the socket is bound (index fresh, model
+    loaded, the configured other domains read), kept fresh by a background refresher, so a
+    request never waits for a file check or the lifecycle. ``throttle``: ``Workspace``'s
+    ``refresh_s``, ``fabric_refresh_s`` or ``clock``, when not the defaults."""
+    from ..domains.fabric import other_domains
 
-    def __init__(self, root: str, stores: list[str], embedder: str | None, index: str | None):
-        self.root, self.stores, self.embedder_name, self.index = root, stores, embedder, index
-        self.memory = None
-        self.fabric = None  # the other recall domains, when the configuration names some
-        self.fabric_checked = 0.0
-        self.config_stamp = None
-        self.files_stamp = None
-        self.lock = threading.Lock()
-        self._open()
-        self._watcher = threading.Thread(target=self._watch, name="memlane-watch", daemon=True)
-        self._watcher.start()
-
-    def _open(self) -> None:
-        from ..memory import Memory
-
-        from ..domains.fabric import other_domains
-
-        if self.fabric is not None:
-            self.fabric.close()
-        if self.memory is not None:
-            self.memory.close()
-        self.memory = Memory(self.stores or None, embedder=self.embedder_name, index_path=self.index, cwd=self.root)
-        self.config_stamp = self._config_stamp()
-        self.memory.refresh()  # index fresh and the model loaded before the first answer
-        self.files_stamp = self.memory.files_stamp()
-        self.memory.trust_index()  # from now on the watcher decides when to look at the files
-        self.memory.auto_lifecycle = False  # ... and folds the hit-log, between requests
-        self.fabric = other_domains(self.memory)  # indexed now; refreshed by the watcher
-        self.fabric_checked = time.monotonic()
-        # what the warm-up loaded (index caches, the model's objects) lives as long as the
-        # engine: out of the collector's way, so no full collection lands in a request
-        gc.unfreeze()  # (a reopened engine: the old one's objects may be collected now)
-        gc.collect()
-        gc.freeze()
-
-    def _watch(self) -> None:
-        while True:
-            time.sleep(REFRESH_S)
-            try:
-                memory = self.memory
-                stamp = memory.files_stamp()  # a stat walk, no database access
-                with self.lock:
-                    if stamp != self.files_stamp:
-                        memory.refresh(force=False, recheck=True)
-                        self.files_stamp = stamp
-                    memory.maintain_lifecycle()  # new uses in; states moved at most hourly
-                    if self.fabric is not None and time.monotonic() - self.fabric_checked > FABRIC_REFRESH_S:
-                        self.fabric.refresh()  # new transcript turns, edited docs and code
-                        self.fabric_checked = time.monotonic()
-            except Exception as exc:  # noqa: BLE001 - the next round tries again
-                log.info("file check failed: %s", exc)
-
-    def _config_stamp(self):
-        stamps = []
-        for path in self.memory.config.sources:
-            try:
-                st = os.stat(path)
-                stamps.append((path, st.st_mtime_ns, st.st_size))
-            except OSError:
-                stamps.append((path, None, None))
-        return stamps
-
-    def answer(self, event: str, raw: str, agent: str = "claude", *, deadline: float | None = None) -> str:
-        """What the hook prints for this request. Raises ``Busy`` when the engine cannot be had
-        before ``deadline`` (a ``time.monotonic()`` value)."""
-        from .hook import handle_event, parse_payload
-
-        payload = parse_payload(raw, agent)
-        wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
-        if not self.lock.acquire(timeout=wait):
-            raise Busy(f"the engine was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)")
-        try:
-            if self._config_stamp() != self.config_stamp:
-                log.info("configuration changed: reopening")
-                self._open()
-            return handle_event(self.memory, event, payload, agent=agent, fabric=self.fabric)
-        finally:
-            self.lock.release()
+    workspace = Workspace(stores, embedder, index, root,
+                          build_domains=lambda memory: other_domains(memory, refresh=False), **throttle)
+    workspace.warm()
+    workspace.start_refresher()
+    return workspace
 
 
-class Busy(MemlaneError):
-    """The warm engine could not take a request before its deadline."""
+def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
+           deadline: float | None = None) -> str:
+    """What the hook prints for this request. Raises ``Busy`` when the workspace cannot be had
+    before ``deadline`` (a ``time.monotonic()`` value)."""
+    from .hook import handle_event, parse_payload
+
+    payload = parse_payload(raw, agent)
+    try:
+        with workspace.held(deadline) as warm:
+            return handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
+    except Busy:
+        raise Busy(f"the workspace was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)") from None
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -166,7 +103,7 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
         log.info("another daemon serves %s", key)
         return 0
     path = socket_path(key)
-    engine = Engine(root, stores, embedder, index)
+    workspace = open_workspace(root, stores, embedder, index)
     if os.path.exists(path):
         os.unlink(path)  # a stale socket of a daemon that died; we hold the lock
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -192,7 +129,7 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
                 _reply(conn, b"busy\n")
                 conn.close()
                 continue
-            threading.Thread(target=_serve_connection, args=(conn, engine, slots, stopping),
+            threading.Thread(target=_serve_connection, args=(conn, workspace, slots, stopping),
                              name="memlane-request", daemon=True).start()
     finally:
         server.close()
@@ -200,20 +137,17 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
             os.unlink(path)
         except OSError:
             pass
-        with engine.lock:  # let a request in flight finish before the engine closes
-            if engine.fabric is not None:
-                engine.fabric.close()
-            engine.memory.close()
+        workspace.close()  # after the request in flight, if any
         lock.close()
     log.info("daemon %s stopped", key)
     return 0
 
 
-def _serve_connection(conn: socket.socket, engine: Engine, slots: threading.BoundedSemaphore,
+def _serve_connection(conn: socket.socket, workspace: Workspace, slots: threading.BoundedSemaphore,
                       stopping: threading.Event) -> None:
     try:
         with conn:
-            if _handle(conn, engine, time.monotonic() + REQUEST_DEADLINE_S) == "stop":
+            if _handle(conn, workspace, time.monotonic() + REQUEST_DEADLINE_S) == "stop":
                 stopping.set()
     except Exception as exc:  # noqa: BLE001 - one connection's trouble never stops the daemon
         log.info("connection dropped: %s: %s", type(exc).__name__, exc)
@@ -246,7 +180,7 @@ def _reply(conn: socket.socket, data: bytes) -> None:
         pass
 
 
-def _handle(conn: socket.socket, engine: Engine, deadline: float) -> str | None:
+def _handle(conn: socket.socket, workspace: Workspace, deadline: float) -> str | None:
     uid = peer_uid(conn)
     if uid is not None and uid != os.getuid():
         log.warning("refused a connection from uid %s", uid)
@@ -260,7 +194,7 @@ def _handle(conn: socket.socket, engine: Engine, deadline: float) -> str | None:
             return "stop" if event == "stop" else None
         if event not in ("session-start", "user-prompt-submit"):
             raise ValueError(f"unknown event {event!r}")
-        stdout = engine.answer(event, stdin.decode("utf-8", "replace"), agent or "claude", deadline=deadline)
+        stdout = answer(workspace, event, stdin.decode("utf-8", "replace"), agent or "claude", deadline=deadline)
     except (Busy, TimeoutError) as exc:
         log.info("request not answered: %s", exc)
         _reply(conn, b"busy\n")  # the client answers this prompt itself

@@ -1,16 +1,19 @@
-"""``memlane mcp``: memory over the Model Context Protocol (X4), for any MCP client.
+"""``memlane mcp``: memory over the Model Context Protocol, for any MCP client.
 
-Progressive depth (seed 002): ``recall`` answers with ids by default — name, score, why — so
+Progressive depth: ``recall`` answers with ids by default — name, score, why — so
 an agent spends a few dozen tokens per candidate, then ``get`` fetches what it chose, at the
 depth it needs (fetch on confirmation). ``related`` walks the link graph, ``remember`` is the
 consolidating write path (its advice comes back; nothing but an ADD is written without
 ``apply``), ``archive``/``restore`` move a note in or out of default recall. Resources:
 ``memory://{scope}/{name}``.
 
-What an agent never gets here: ``private: true`` notes (G3: they are the user's, not the
+What an agent never gets here: ``private: true`` notes (they are the user's, not the
 agent's; to every tool they do not exist), secrets (redacted), names that try to leave the
 store (refused). Every answer fits Claude Code's tool-output limit (25,000 tokens): a recall
 that would not fit is cut to lighter depths from the tail, and says so.
+
+The notes stay fresh through a ``Workspace`` (``workspace.py``), checked inline on each call
+with the same throttle as the daemon's.
 
 Built on the official SDK (``mcp`` 2.x, ``MCPServer``), an optional extra: the hook path never
 imports it (~2 s to import on 2 cores).
@@ -27,6 +30,7 @@ from typing import Literal
 from ..errors import ToolError
 from ..index.text import estimate_tokens
 from ..memory import Depth, Memory
+from .workspace import Workspace
 
 log = logging.getLogger("memlane.mcp")
 
@@ -34,7 +38,6 @@ MAX_TOKENS = 20_000  # under Claude Code's 25,000-token cap, with room for the e
 MAX_K = 50
 MAX_IDS = 20
 OTHER_DOMAINS = ("knowledge", "transcripts", "code")  # get() takes their units as "domain:address"
-FABRIC_REFRESH_S = 15.0  # the other domains are re-checked at most this often
 SCOPES = ("user", "project")
 _NAME = re.compile(r"^[^/\\\x00]{1,200}$")
 
@@ -47,37 +50,27 @@ INSTRUCTIONS = (
 
 
 class Engine:
-    """One ``Memory`` for the server's life, opened on the first call."""
+    """memlane's tools over one ``Workspace`` for the server's life, opened on the first call.
+    The server answers one call at a time, so the workspace is checked inline on each call (no
+    background thread): the files at most every ``workspace.REFRESH_S``, the other domains at
+    most every ``workspace.FABRIC_REFRESH_S``, and a changed config file reopens it."""
 
     def __init__(self, stores: list[str] | None, embedder: str | None, index: str | None, cwd: str | None, *,
                  docs: list[str] | None = None, transcripts: list[str] | None = None, code: list[str] | None = None):
-        self.args = (stores, embedder, index, cwd)
-        self.mounts = {"docs": docs, "transcripts": transcripts, "code": code}
-        self._memory: Memory | None = None
-        self._fabric = None
-        self._fabric_checked = 0.0
+        from ..domains.fabric import build_fabric
+
+        mounts = {"docs": docs, "transcripts": transcripts, "code": code}
+        self.workspace = Workspace(stores, embedder, index, cwd,
+                                   build_domains=lambda memory: build_fabric(memory, **mounts))
 
     @property
     def memory(self) -> Memory:
-        if self._memory is None:
-            stores, embedder, index, cwd = self.args
-            self._memory = Memory(stores or None, embedder=embedder, index_path=index, cwd=cwd)
-            self._memory.min_refresh_interval = 2.0  # re-check the files at most every 2 s
-        return self._memory
+        return self.workspace.current()
 
     def fabric(self):
         """Every domain this server can reach (the notes, and the configured or mounted docs,
-        transcripts and code), re-checked at most every ``FABRIC_REFRESH_S``."""
-        import time
-
-        from ..domains.fabric import build_fabric
-
-        if self._fabric is None:
-            self._fabric = build_fabric(self.memory, **self.mounts)
-        if time.monotonic() - self._fabric_checked > FABRIC_REFRESH_S:
-            self._fabric.refresh()
-            self._fabric_checked = time.monotonic()
-        return self._fabric
+        transcripts and code), built on first use."""
+        return self.workspace.domains()
 
     # -- tools ------------------------------------------------------------------------
     def recall(self, query: str, depth: str = "ids", k: int = 5, scope: str | None = None,
@@ -444,5 +437,8 @@ def serve(stores: list[str] | None, embedder: str | None, index: str | None, *, 
     cwd = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
     engine = Engine(stores, embedder, index, cwd if os.path.isdir(cwd) else None, docs=docs, transcripts=transcripts,
                     code=code)
-    build_server(engine).run()
+    try:
+        build_server(engine).run()
+    finally:
+        engine.workspace.close()
     return 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .sanitize import strip_controls
-from .secrets import redact
+from .secrets import map_strings, redact
 
 
 def clean(text: str) -> str:
@@ -17,15 +17,7 @@ def clean(text: str) -> str:
 
 def clean_data(obj: object) -> object:
     """A copy of any JSON-like structure with every string value (not dict keys) ``clean``."""
-    if isinstance(obj, str):
-        return clean(obj)
-    if isinstance(obj, dict):
-        return {key: clean_data(value) for key, value in obj.items()}
-    if isinstance(obj, list):
-        return [clean_data(value) for value in obj]
-    if isinstance(obj, tuple):
-        return tuple(clean_data(value) for value in obj)
-    return obj
+    return map_strings(obj, clean)
 
 
 def unit_risk(*fields: str | None) -> str | None:

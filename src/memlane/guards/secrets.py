@@ -315,14 +315,20 @@ def _redact(text: str) -> str:
 
 def redact_data(obj: object) -> object:
     """A copy of a JSON-like structure with every string value redacted (dict keys kept)."""
+    return map_strings(obj, redact)
+
+
+def map_strings(obj: object, change) -> object:
+    """A copy of a JSON-like structure (dicts, lists, tuples) with ``change`` applied to every
+    string value; dict keys and other values as they are."""
     if isinstance(obj, str):
-        return redact(obj)
+        return change(obj)
     if isinstance(obj, dict):
-        return {key: redact_data(value) for key, value in obj.items()}
+        return {key: map_strings(value, change) for key, value in obj.items()}
     if isinstance(obj, list):
-        return [redact_data(item) for item in obj]
+        return [map_strings(item, change) for item in obj]
     if isinstance(obj, tuple):
-        return tuple(redact_data(item) for item in obj)
+        return tuple(map_strings(item, change) for item in obj)
     return obj
 
 

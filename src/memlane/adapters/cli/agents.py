@@ -4,7 +4,6 @@ background daemon the hooks talk to), ``install`` / ``uninstall`` (register the 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -12,78 +11,65 @@ from pathlib import Path
 from ...errors import UsageError
 from ...guards.exits import clean
 from ..agents import DEFAULT, NAMES, PROMPT, SESSION_START, load
-from .common import domain_options, store_args, store_options
+from .common import command, store_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("hook", help="run one agent hook: read its input on stdin, print what to inject",
-                       description="What an agent's hook runs (memlane install sets it up; the faster memlane-hook "
-                                   "command does the same through the daemon). Reads the hook's JSON on stdin and "
-                                   "prints what the agent should add to its context, in the agent's own format; on "
-                                   "any failure it prints nothing and exits 0, so a prompt is never blocked.",
-                       epilog="examples:\n  memlane hook user-prompt-submit < hook-input.json\n"
-                              "  memlane hook user-prompt-submit --explain < hook-input.json",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command(sub, "hook", func=cmd_hook, json=False,
+                help="run one agent hook: read its input on stdin, print what to inject",
+                description="What an agent's hook runs (memlane install sets it up; the faster memlane-hook command "
+                            "does the same through the daemon). Reads the hook's JSON on stdin and prints what the "
+                            "agent should add to its context, in the agent's own format; on any failure it prints "
+                            "nothing and exits 0, so a prompt is never blocked.",
+                examples="examples:\n  memlane hook user-prompt-submit < hook-input.json\n"
+                         "  memlane hook user-prompt-submit --explain < hook-input.json")
     p.add_argument("event", choices=[SESSION_START, PROMPT],
                    help="session-start (who you are, this project's key facts) or user-prompt-submit (this prompt's "
                         "notes)")
     p.add_argument("--explain", action="store_true",
                    help="print what would be injected, how deep and why, instead of the hook's output")
     p.add_argument("--agent", choices=NAMES, default=DEFAULT, help="whose hook input and output to use")
-    store_options(p)
-    p.set_defaults(func=cmd_hook)
 
-    p = sub.add_parser("statusline", help="a status line command that tells the hooks how full the context is",
-                       description="Claude Code runs a status line command with how much of the context window is "
-                                   "used; this one records it for the hooks (so they inject less as the context "
-                                   "fills) and prints a short status line. memlane install claude --statusline sets "
-                                   "it up.", epilog="example (in .claude/settings.json): "
-                                                    "\"statusLine\": {\"type\": \"command\", \"command\": \"memlane statusline\"}",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.set_defaults(func=cmd_statusline)
+    command(sub, "statusline", func=cmd_statusline, store=False, json=False,
+            help="a status line command that tells the hooks how full the context is",
+            description="Claude Code runs a status line command with how much of the context window is used; this "
+                        "one records it for the hooks (so they inject less as the context fills) and prints a short "
+                        "status line. memlane install claude --statusline sets it up.",
+            examples='example (in .claude/settings.json):\n  "statusLine": {"type": "command", "command": "memlane '
+                     'statusline"}')
 
-    p = sub.add_parser("serve", help="the background daemon that answers the hooks quickly",
-                       description="Keep the index and the embedding model warm for this repository's memory, so a "
-                                   "hook costs a socket round trip. memlane-hook starts it by itself; it stops after "
-                                   "30 idle minutes.",
-                       epilog="examples:\n  memlane serve --daemon\n  memlane serve --stop",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command(sub, "serve", func=cmd_serve, json=False, help="the background daemon that answers the hooks quickly",
+                description="Keep the index and the embedding model warm for this repository's memory, so a hook "
+                            "costs a socket round trip. memlane-hook starts it by itself; it stops after 30 idle "
+                            "minutes.", examples="examples:\n  memlane serve --daemon\n  memlane serve --stop")
     p.add_argument("--daemon", action="store_true", help="start it in the background and return")
     p.add_argument("--stop", action="store_true", help="stop the daemon serving this set of folders")
     p.add_argument("--idle-minutes", type=float, default=30.0, help="exit after this long without a request")
     p.add_argument("--wait", type=float, default=30.0, help="with --daemon: seconds to wait until it answers")
-    store_options(p)
-    p.set_defaults(func=cmd_serve)
 
     for verb in ("install", "uninstall"):
         doing = "register memlane's hooks with" if verb == "install" else "remove memlane's hooks from"
-        p = sub.add_parser(verb, help=f"{doing} an agent (merged into its settings; other hooks stay)",
-                           description=f"{doing[0].upper()}{doing[1:]} an agent's settings: the prompt and session "
-                                       "start hooks (and, for Claude Code, optionally the status line or the MCP "
-                                       "server). Other hooks and settings are kept; doing it twice changes nothing.",
-                           epilog=f"examples:\n  memlane {verb} claude\n  memlane {verb} claude --user --dry-run\n"
-                                  f"  memlane {verb} codex",
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = command(sub, verb, func=cmd_install if verb == "install" else cmd_uninstall, store=False, json=False,
+                    help=f"{doing} an agent (merged into its settings; other hooks stay)",
+                    description=f"{doing[0].upper()}{doing[1:]} an agent's settings: the prompt and session start "
+                                "hooks (and, for Claude Code, optionally the status line or the MCP server). Other "
+                                "hooks and settings are kept; doing it twice changes nothing.",
+                    examples=f"examples:\n  memlane {verb} claude\n  memlane {verb} claude --user --dry-run\n"
+                             f"  memlane {verb} codex")
         p.add_argument("agent", choices=NAMES, help="the agent whose settings to change")
         p.add_argument("--user", action="store_true",
                        help="the agent's settings in your home folder (every project) instead of this repository's")
         if verb == "install":
             p.add_argument("--statusline", action="store_true",
                            help="also make memlane the status line (it tells the hooks how full the context is)")
-        p.add_argument("--mcp", action="store_true",
-                       help="the MCP server instead (.mcp.json, or ~/.claude.json with --user)")
+        p.add_argument("--mcp", action="store_true", help="the MCP server instead (.mcp.json, or ~/.claude.json with "
+                                                          "--user)")
         p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
-        p.set_defaults(func=cmd_install if verb == "install" else cmd_uninstall)
 
-    p = sub.add_parser("mcp", help="serve memory to any MCP client over stdio",
-                       description="Memory as an MCP server on stdio: recall (ids, summaries or full notes, with why), "
-                                   "get, related, remember, archive, restore, and memory:// resources. Needs the mcp "
-                                   "extra: pip install 'memlane[mcp]'.",
-                       epilog="examples:\n  memlane mcp\n  claude mcp add memlane -- memlane mcp",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    store_options(p)
-    domain_options(p)
-    p.set_defaults(func=cmd_mcp)
+    command(sub, "mcp", func=cmd_mcp, domains=True, json=False, help="serve memory to any MCP client over stdio",
+            description="Memory as an MCP server on stdio: recall (ids, summaries or full notes, with why), get, "
+                        "related, remember, archive, restore, and memory:// resources. Needs the mcp extra: pip "
+                        "install 'memlane[mcp]'.", examples="examples:\n  memlane mcp\n  claude mcp add memlane -- memlane mcp")
 
 
 def cmd_hook(args) -> int:

@@ -18,6 +18,24 @@ from ...memory import Memory, demo_store_path
 from ..progress import ProgressBar
 
 
+def command(sub, name: str, *, help: str, description: str, examples: str, func, store: bool = True,  # noqa: A002
+            domains: bool = False, json: bool = True) -> argparse.ArgumentParser:
+    """Register the command ``name``: its one-line ``help`` for the command list, the
+    ``description`` and ``examples`` its own help shows, and the option groups it uses."""
+    import textwrap
+
+    parser = sub.add_parser(name, help=help, description=textwrap.fill(description, 96), epilog=examples,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(func=func)
+    if store:
+        store_options(parser)
+    if domains:
+        domain_options(parser)
+    if json:
+        json_option(parser)
+    return parser
+
+
 def store_options(parser: argparse.ArgumentParser, *, embedder: bool = True) -> None:
     group = parser.add_argument_group("which memory")
     group.add_argument("--store", action="append", metavar="DIR",

@@ -3,23 +3,21 @@ with labelled prompts."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from ...config import load_config
 from ...errors import UsageError
 from ...store import git_root
-from .common import emit, json_option
+from .common import command, emit
 
 
 def register(sub) -> None:
-    p = sub.add_parser("eval", help="run a retrieval benchmark and print its figures",
-                       description="Measure recall on a benchmark folder: corpus.jsonl, queries.jsonl and qrels.tsv, "
-                                   "or memory folders with a prompts.jsonl of labelled prompts. Prints Recall@k, "
-                                   "Hit@k, NDCG@10, MRR, latency and what would be injected, per mode and per group.",
-                       epilog="examples:\n  memlane eval path/to/agent_notes_dev\n"
-                              "  memlane eval path/to/longmemeval --limit 100 --modes keyword,hybrid --json",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command(sub, "eval", func=cmd_eval, store=False, help="run a retrieval benchmark and print its figures",
+                description="Measure recall on a benchmark folder: corpus.jsonl, queries.jsonl and qrels.tsv, or "
+                            "memory folders with a prompts.jsonl of labelled prompts. Prints Recall@k, Hit@k, NDCG@10, "
+                            "MRR, latency and what would be injected, per mode and per group.",
+                examples="examples:\n  memlane eval path/to/agent_notes_dev\n"
+                         "  memlane eval path/to/longmemeval --limit 100 --modes keyword,hybrid --json")
     p.add_argument("path", help="the benchmark folder")
     p.add_argument("--modes", default="keyword,vector,hybrid",
                    help="comma list of keyword, vector, hybrid, rrf, spread, scored, full, divergent, keyword-full")
@@ -30,8 +28,6 @@ def register(sub) -> None:
     p.add_argument("--scope-field", help="the per-query scoping field (default: found in the corpus)")
     p.add_argument("--embedder", metavar="NAME", help="the embedding model ('none': keyword search only)")
     p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
-    json_option(p)
-    p.set_defaults(func=cmd_eval)
 
 
 def cmd_eval(args) -> int:

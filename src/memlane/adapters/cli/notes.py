@@ -3,50 +3,29 @@ lifecycle's ``status``, and ``decay`` (moving idle notes to dormant and archived
 
 from __future__ import annotations
 
-import argparse
-
 from ...errors import UsageError
-from .common import emit, json_option, open_memory, store_options
+from .common import command, emit, open_memory
 
 
 def register(sub) -> None:
-    p = sub.add_parser("show", help="print a note in full",
-                       description="Print every note of that name in full (the narrowest scope first). Reading a "
-                                   "note is a use: an archived note becomes active again.",
-                       epilog="examples:\n  memlane show feedback_ci_cache_keys\n  memlane show ci-cache-keys.md --json",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command(sub, "show", func=cmd_show, help="print a note in full",
+                description="Print every note of that name in full (the narrowest scope first). Reading a note is a "
+                            "use: an archived note becomes active again.",
+                examples="examples:\n  memlane show feedback_ci_cache_keys\n  memlane show ci-cache-keys.md --json")
     p.add_argument("name", help="the note: its name, its file name or its path")
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_show)
-
-    p = sub.add_parser("stats", help="what the index holds: notes by type and scope, links, hubs",
-                       description="Counts of the indexed notes by type and scope, how many are embedded, the most "
-                                   "linked-to notes, sets of notes recalled together, links to notes not written "
-                                   "yet, and the files that could not be read.",
-                       epilog="example:\n  memlane stats --store ~/notes", formatter_class=argparse.RawDescriptionHelpFormatter)
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_stats)
-
-    p = sub.add_parser("status", help="which notes are active, dormant or archived, and which are used most",
-                       description="The lifecycle: notes nobody recalls for a while turn dormant, then archived (kept, "
-                                   "searchable with --deep, active again when used). Shows the counts, the most used "
-                                   "notes and what would change now.",
-                       epilog="example:\n  memlane status", formatter_class=argparse.RawDescriptionHelpFormatter)
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_status)
-
-    p = sub.add_parser("decay", help="move idle notes to dormant or archived (from how they are used)",
-                       description="Apply the lifecycle now: notes unused for long enough turn dormant, then archived. "
-                                   "Their files are never changed or deleted.",
-                       epilog="examples:\n  memlane decay --dry-run\n  memlane decay",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    command(sub, "stats", func=cmd_stats, help="what the index holds: notes by type and scope, links, hubs",
+            description="Counts of the indexed notes by type and scope, how many are embedded, the most linked-to "
+                        "notes, sets of notes recalled together, links to notes not written yet, and the files that "
+                        "could not be read.", examples="example:\n  memlane stats --store ~/notes")
+    command(sub, "status", func=cmd_status, help="which notes are active, dormant or archived, and which are used most",
+            description="The lifecycle: notes nobody recalls for a while turn dormant, then archived (kept, "
+                        "searchable with --deep, active again when used). Shows the counts, the most used notes and "
+                        "what would change now.", examples="example:\n  memlane status")
+    p = command(sub, "decay", func=cmd_decay, help="move idle notes to dormant or archived (from how they are used)",
+                description="Apply the lifecycle now: notes unused for long enough turn dormant, then archived. Their "
+                            "files are never changed or deleted.",
+                examples="examples:\n  memlane decay --dry-run\n  memlane decay")
     p.add_argument("--dry-run", action="store_true", help="show what would change and why, change nothing")
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_decay)
 
 
 def cmd_show(args) -> int:

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -13,8 +12,7 @@ from ...config import Depth, Fusion
 from ...errors import UsageError
 from ...memory import Memory
 from ..agents import DEFAULT, NAMES
-from .common import (domain_options, emit, json_option, notice, open_memory, positive_int, refresh_with_progress,
-                     store_args, store_options)
+from .common import command, emit, notice, open_memory, positive_int, refresh_with_progress, store_args
 
 EXAMPLES = """\
 examples:
@@ -27,10 +25,9 @@ examples:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("recall", help="the notes worth showing for a prompt, and why",
-                       description="Recall the notes that apply to a prompt — by what it means, not only its words — "
-                                   "with the notes they link to, best first.",
-                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command(sub, "recall", func=cmd_recall, domains=True, help="the notes worth showing for a prompt, and why",
+                description="Recall the notes that apply to a prompt — by what it means, not only its words — with "
+                            "the notes they link to, best first.", examples=EXAMPLES)
     p.add_argument("prompt", nargs="*", help="the prompt ('-' reads it from stdin)")
     p.add_argument("--k", type=positive_int, default=None, metavar="N",
                    help="at most this many notes (default from the config: 5)")
@@ -58,10 +55,6 @@ def register(sub) -> None:
     group.add_argument("--until", metavar="DATE", help="transcripts: only turns before this date/time")
     group.add_argument("--project", metavar="TEXT", help="transcripts: only this project (part of its folder)")
     group.add_argument("--path", metavar="GLOB", help="docs and code: only files matching this glob")
-    store_options(p)
-    domain_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_recall)
 
 
 def cmd_recall(args) -> int:

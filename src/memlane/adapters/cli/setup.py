@@ -3,44 +3,30 @@ refresh the index now, with progress), ``doctor`` (what is configured, what work
 
 from __future__ import annotations
 
-import argparse
-
 from ...config import DEFAULT_CONFIG_TOML, config_home
 from ...memory import Memory
 from ..progress import ProgressBar
-from .common import domain_options, emit, json_option, notice, open_memory, store_options
+from .common import command, emit, notice, open_memory
 
 
 def register(sub) -> None:
-    p = sub.add_parser("init", help="write your config file and create the folder for your own notes",
-                       description="Write ~/.config/memlane/config.toml (every setting with its default, commented) "
-                                   "and create your user store, the folder for notes that follow you across projects. "
-                                   "Nothing else needs it: memlane reads Claude Code's memory folder for the current "
-                                   "repository without it.",
-                       epilog="example:\n  memlane init", formatter_class=argparse.RawDescriptionHelpFormatter)
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_init)
-
-    p = sub.add_parser("index", help="build or refresh the index now (incremental), with progress",
-                       description="Bring the index in line with the notes (and the other sources configured or "
-                                   "given): only what changed is read again; new text is embedded.",
-                       epilog="examples:\n  memlane index\n  memlane index --no-embed --store ~/notes",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    command(sub, "init", func=cmd_init, help="write your config file and create the folder for your own notes",
+            description="Write ~/.config/memlane/config.toml (every setting with its default, commented) and create "
+                        "your user store, the folder for notes that follow you across projects. Nothing else needs "
+                        "it: memlane reads Claude Code's memory folder for the current repository without it.",
+            examples="example:\n  memlane init")
+    p = command(sub, "index", func=cmd_index, domains=True, help="build or refresh the index now (incremental), with "
+                                                                  "progress",
+                description="Bring the index in line with the notes (and the other sources configured or given): "
+                            "only what changed is read again; new text is embedded.",
+                examples="examples:\n  memlane index\n  memlane index --no-embed --store ~/notes")
     p.add_argument("--no-embed", action="store_true", help="update the keyword index only")
-    store_options(p)
-    domain_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_index)
-
-    p = sub.add_parser("doctor", help="what is configured, where the index lives, whether the hooks and daemon work",
-                       description="Everything memlane would use here, and whether it works: config files (and what "
-                                   "a repository's config was refused), memory folders, the index, the embedding "
-                                   "model, the agents whose hooks are installed, the background daemon.",
-                       epilog="example:\n  memlane doctor", formatter_class=argparse.RawDescriptionHelpFormatter)
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_doctor)
+    command(sub, "doctor", func=cmd_doctor, help="what is configured, where the index lives, whether the hooks and "
+                                                 "daemon work",
+            description="Everything memlane would use here, and whether it works: config files (and what a "
+                        "repository's config was refused), memory folders, the index, the embedding model, the "
+                        "agents whose hooks are installed, the background daemon.",
+            examples="example:\n  memlane doctor")
 
 
 def cmd_init(args) -> int:

@@ -3,28 +3,26 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from ...errors import UsageError
 from ...store.note import NOTE_KINDS, NOTE_TYPES
-from .common import emit, json_option, memory_with_notes, notice, open_memory, positive_int, store_options
+from .common import command, emit, memory_with_notes, notice, open_memory, positive_int
 
 
 def register(sub) -> None:
-    p = sub.add_parser("add", help="write a note, after comparing it with the notes it resembles",
-                       description="Write a note in Claude Code's format with its MEMORY.md line. First it is compared "
+    p = command(sub, "add", func=cmd_add, help="write a note, after comparing it with the notes it resembles",
+                description="Write a note in Claude Code's format with its MEMORY.md line. First it is compared "
                                    "with the nearest notes, and memlane advises: ADD (nothing close: written), UPDATE "
                                    "(append to a note on the same subject), SUPERSEDE (a new note replacing one it "
                                    "contradicts) or NOOP (already known). Only ADD is written without --apply.",
-                       epilog="examples:\n"
+                examples="examples:\n"
                               "  memlane add --name ci_cache_keys --type feedback \\\n"
                               "      --description \"when a CI cache restores stale dependencies\" \\\n"
                               "      --body \"Key caches on the lockfile hash, never the branch name.\"\n"
                               "  echo \"Retry once, then file an issue.\" | memlane add --name flaky_e2e --body - \\\n"
-                              "      --description \"when an end-to-end test fails only on CI\" --dry-run",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                              "      --description \"when an end-to-end test fails only on CI\" --dry-run")
     p.add_argument("--name", required=True, help="the note's name (its file: <type>_<name>.md)")
     p.add_argument("--description", required=True, help="when the note applies: 'when deciding …' (recall keys on it)")
     p.add_argument("--type", default="project", choices=NOTE_TYPES, help="the note's type (default: project)")
@@ -39,63 +37,49 @@ def register(sub) -> None:
     p.add_argument("--to", metavar="DIR", help="the folder to write into (default: where its type belongs)")
     p.add_argument("--apply", action="store_true", help="follow the advice (UPDATE / SUPERSEDE); an ADD is written anyway")
     p.add_argument("--dry-run", action="store_true", help="only show the advice")
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_add)
 
-    p = sub.add_parser("link", help="propose [[links]] from a note to the notes it relates to",
-                       description="The notes a note's own text recalls and that it does not link to yet, each with "
-                                   "why; --apply appends them as one 'Related:' line.",
-                       epilog="examples:\n  memlane link --suggest ci_cache_keys\n  memlane link --suggest ci_cache_keys --apply",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command(sub, "link", func=cmd_link, help="propose [[links]] from a note to the notes it relates to",
+                description="The notes a note's own text recalls and that it does not link to yet, each with why; "
+                            "--apply appends them as one 'Related:' line.",
+                examples="examples:\n  memlane link --suggest ci_cache_keys\n"
+                         "  memlane link --suggest ci_cache_keys --apply")
     p.add_argument("--suggest", required=True, metavar="NAME", help="the note to propose links for")
     p.add_argument("--apply", action="store_true", help="append them to the note as a 'Related:' line")
     p.add_argument("--k", type=positive_int, default=5, metavar="N", help="at most this many")
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_link)
 
     for verb, what, desc in (
             ("archive", "archive a note by hand: out of default recall, its file kept",
              "Archive a note by hand: it leaves default recall (--deep still finds it) until restored or used. Its "
              "file is not touched."),
             ("restore", "bring an archived note back into recall", "Bring an archived note back into default recall.")):
-        p = sub.add_parser(verb, help=what, description=desc, epilog=f"example:\n  memlane {verb} old_jenkins_deploys",
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = command(sub, verb, func=cmd_set_state, help=what, description=desc,
+                    examples=f"example:\n  memlane {verb} old_jenkins_deploys")
         p.add_argument("name", help="the note (a name, a file name or a path)")
-        store_options(p)
-        json_option(p)
-        p.set_defaults(func=cmd_set_state, state="archived" if verb == "archive" else "active")
+        p.set_defaults(state="archived" if verb == "archive" else "active")
 
-    p = sub.add_parser("lint", help="check the notes: links, duplicates, contradictions, descriptions, the index",
-                       description="Links to notes that do not exist, notes nothing links to, near-duplicates, "
+    p = command(sub, "lint", func=cmd_lint, help="check the notes: links, duplicates, contradictions, descriptions, "
+                                                 "the index",
+                description="Links to notes that do not exist, notes nothing links to, near-duplicates, "
                                    "contradiction candidates, descriptions that do not say when a note applies, "
                                    "oversized notes, unreadable files, text that reads as an instruction to the agent, "
                                    "secrets, MEMORY.md lines that disagree with their notes, and a MEMORY.md over "
                                    "Claude Code's load limit.",
-                       epilog="examples:\n  memlane lint\n  memlane lint --check secrets --check broken-links --json",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                examples="examples:\n  memlane lint\n  memlane lint --check secrets --check broken-links --json")
     p.add_argument("--fail-on", choices=["error", "warning", "never"], default="error",
                    help="exit 1 when a finding at this level (or worse) exists (default: error)")
     p.add_argument("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_lint)
 
-    p = sub.add_parser("graph", help="a picture of memory: notes, links, sets recalled together, recent recalls",
-                       description="The link graph of the notes as one self-contained HTML page (no network), as "
-                                   "Graphviz DOT, as a Mermaid flowchart, or as JSON. Private notes are left out.",
-                       epilog="examples:\n  memlane graph --html memory.html\n  memlane graph --dot | dot -Tsvg > m.svg\n"
-                              "  memlane graph --json",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command(sub, "graph", func=cmd_graph, help="a picture of memory: notes, links, sets recalled together, "
+                                                   "recent recalls",
+                description="The link graph of the notes as one self-contained HTML page (no network), as Graphviz "
+                            "DOT, as a Mermaid flowchart, or as JSON. Private notes are left out.",
+                examples="examples:\n  memlane graph --html memory.html\n  memlane graph --dot | dot -Tsvg > m.svg\n"
+                         "  memlane graph --json")
     form = p.add_mutually_exclusive_group()
     form.add_argument("--html", metavar="OUT", help="write one self-contained HTML file")
     form.add_argument("--dot", action="store_true", help="print the graph in Graphviz DOT")
     form.add_argument("--mermaid", action="store_true", help="print the graph as a Mermaid flowchart")
     p.add_argument("--recent", type=int, default=20, metavar="N", help="highlight the last N recalled notes")
-    store_options(p)
-    json_option(p)
-    p.set_defaults(func=cmd_graph)
 
 
 def cmd_add(args) -> int:

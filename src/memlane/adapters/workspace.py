@@ -1,0 +1,260 @@
+"""A warm workspace: one ``Memory`` (and the other recall domains beside it) kept open by a
+resident process, and kept fresh by one throttle, whichever face serves it — the hook daemon
+or the MCP server.
+
+The throttle, the same for both faces:
+
+- **The notes' files** are looked at at most every ``refresh_s`` seconds, and looking is a stat
+  walk only (``Memory.files_stamp``, ~0.1 s at 10k notes); the index is refreshed only when the
+  files changed. The same round folds the hit-log into the index (and, hourly, moves notes
+  between lifecycle states), so a recall never pays for it.
+- **The other domains** (docs, transcripts, code) are refreshed at most every
+  ``fabric_refresh_s`` seconds: transcripts grow and code changes, but re-reading them costs
+  more than a stat walk.
+- **A changed configuration file** (a file the configuration was read from changed, or is
+  gone) closes everything and opens it again: the stores, the index or the embedder may be
+  others now.
+
+Who runs the throttle differs, because the faces differ:
+
+- **The daemon** answers many sessions at once and a request must never wait on a file check,
+  so it calls ``warm`` (the index fresh and the model loaded before the first answer, then the
+  warm-up's objects frozen out of the collector's way) and ``start_refresher``: a background
+  thread runs ``refresh_due`` whenever a check comes due. Requests take the workspace with
+  ``held`` (the lock, a deadline, a config check) and never refresh.
+- **The MCP server** answers one call at a time and may sit idle for hours, so a thread would
+  only spend cycles nobody waits for; it calls ``current`` (and ``domains``) on each call, which
+  opens on first use and runs the same ``refresh_due`` inline: a call pays for a stat walk at
+  most every ``refresh_s``, and for a refresh only when a file changed.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import threading
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from ..errors import MemlaneError
+
+log = logging.getLogger("memlane.workspace")
+
+REFRESH_S = 2.0  # the notes' files are stat-walked at most this often
+FABRIC_REFRESH_S = 15.0  # the other domains are re-read at most this often
+IDLE_POLL_S = 0.05  # the refresher never spins: its shortest wait
+
+
+class Busy(MemlaneError):
+    """The workspace could not be had before a request's deadline."""
+
+
+class Workspace:
+    """One ``Memory`` over ``stores`` (with ``embedder``, the index at ``index``, the project at
+    ``cwd``) and the domains ``build_domains(memory)`` opens beside it (None: no other domains).
+    Nothing opens before ``warm``, ``held`` or the first ``current``. ``clock`` is what the
+    throttle reads (``time.monotonic``; a test may step it by hand)."""
+
+    def __init__(self, stores: list[str] | None, embedder: str | None, index: str | None, cwd: str | None, *,
+                 build_domains: Callable | None = None, refresh_s: float = REFRESH_S,
+                 fabric_refresh_s: float = FABRIC_REFRESH_S, clock: Callable[[], float] = time.monotonic):
+        self.args = (stores, embedder, index, cwd)
+        self.build_domains = build_domains
+        self.refresh_s, self.fabric_refresh_s = refresh_s, fabric_refresh_s
+        self.clock = clock
+        self.lock = threading.Lock()  # requests, refreshes and reopening take it: never two at once
+        self.memory = None
+        self.fabric = None  # the other domains, once built (None: not yet, or none to build)
+        self.opened = 0  # how many times a Memory was opened: a reopen is visible
+        self._warm = False
+        self._fabric_built = False
+        self._config_stamp = None
+        self._files_stamp = None
+        self._files_checked = self._fabric_checked = 0.0
+        self._stopping = threading.Event()
+        self._refresher: threading.Thread | None = None
+
+    # -- opening --------------------------------------------------------------------
+    def warm(self) -> None:
+        """Open now, with everything a first answer needs — the index fresh, the model loaded, the
+        other domains built and read — and keep the warm-up's objects out of the collector's way
+        (again after every reopen)."""
+        with self.lock:
+            self._warm = True
+            self._open()
+
+    def _open(self) -> None:
+        """(Re)open under the lock: the old memory and domains closed, a fresh Memory whose index
+        is trusted from now on — this workspace's throttle decides when the files are looked at."""
+        from ..memory import Memory
+
+        self._close_all()
+        stores, embedder, index, cwd = self.args
+        memory = Memory(stores or None, embedder=embedder, index_path=index, cwd=cwd)
+        try:
+            self._config_stamp = _config_stamp(memory)
+            memory.refresh()  # index fresh and the model loaded before the first answer
+            self._files_stamp = memory.files_stamp()
+        except BaseException:
+            memory.close()  # not half open: the next call opens again
+            raise
+        self._files_checked = self.clock()
+        memory.trust_index()  # from now on refresh_due decides when to look at the files
+        memory.auto_lifecycle = False  # ... and folds the hit-log, outside any recall
+        self.memory = memory
+        self.opened += 1
+        if self._warm:
+            self._build_domains()
+            _freeze_warm_objects()
+
+    def _build_domains(self) -> None:
+        """The other domains, built and read once (under the lock)."""
+        self._fabric_built = True
+        if self.build_domains is None:
+            return
+        self.fabric = self.build_domains(self.memory)
+        if self.fabric is not None:
+            self.fabric.refresh()
+            self._fabric_checked = self.clock()
+
+    def _reopen_if_config_changed(self) -> bool:
+        """Under the lock: reopen when a configuration file changed since the open."""
+        if self.memory is None or _config_stamp(self.memory) == self._config_stamp:
+            return False
+        log.info("configuration changed: reopening")
+        self._open()
+        return True
+
+    # -- the two ways in --------------------------------------------------------------
+    @contextmanager
+    def held(self, deadline: float | None = None) -> Iterator["Workspace"]:
+        """The workspace for one request, the lock held (no refresh or reopen under it), after a
+        config check. ``deadline``: a ``time.monotonic()`` value; ``Busy`` when the lock is not
+        had by then. Used by a warm workspace, whose refresher keeps the files fresh."""
+        wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self.lock.acquire(timeout=wait):
+            raise Busy("the workspace was busy past the request's deadline")
+        try:
+            if self.memory is None:
+                self._open()
+            else:
+                self._reopen_if_config_changed()
+            yield self
+        finally:
+            self.lock.release()
+
+    def current(self):
+        """The Memory, for a caller that checks inline: opened on first use, reopened after a
+        config change, and the files checked when the throttle says so."""
+        with self.lock:
+            if self.memory is None:
+                self._open()
+            else:
+                self._reopen_if_config_changed()
+        self.refresh_files_due()
+        return self.memory
+
+    def domains(self):
+        """The fabric, for a caller that checks inline: built on first use, then re-read when
+        the throttle says so."""
+        self.current()
+        with self.lock:
+            if not self._fabric_built:
+                self._build_domains()
+                return self.fabric
+        self.refresh_domains_due()
+        return self.fabric
+
+    # -- the throttle -----------------------------------------------------------------
+    def refresh_due(self) -> None:
+        """One round: the files if a check is due, the other domains if theirs is."""
+        self.refresh_files_due()
+        self.refresh_domains_due()
+
+    def refresh_files_due(self) -> None:
+        """At most every ``refresh_s``: a stat walk (outside the lock: requests go on meanwhile),
+        then, under the lock, a refresh only if the files changed, and the hit-log folded in."""
+        memory, now = self.memory, self.clock()
+        if memory is None or now - self._files_checked < self.refresh_s:
+            return
+        self._files_checked = now
+        try:
+            stamp = memory.files_stamp()
+            with self.lock:
+                if memory is not self.memory:
+                    return  # reopened meanwhile: the new one was refreshed as it opened
+                if stamp != self._files_stamp:
+                    memory.refresh(force=False, recheck=True)
+                    self._files_stamp = stamp
+                memory.maintain_lifecycle()  # new uses in; states moved at most hourly
+        except Exception as exc:  # noqa: BLE001 - the index stays as it is; the next round tries again
+            log.info("file check failed: %s", exc)
+
+    def refresh_domains_due(self) -> None:
+        """At most every ``fabric_refresh_s``: new transcript turns, edited docs and code."""
+        if self.fabric is None or self.clock() - self._fabric_checked < self.fabric_refresh_s:
+            return
+        try:
+            with self.lock:
+                if self.fabric is not None:
+                    self.fabric.refresh()
+                self._fabric_checked = self.clock()
+        except Exception as exc:  # noqa: BLE001 - the next round tries again
+            log.info("domain refresh failed: %s", exc)
+
+    def start_refresher(self) -> None:
+        """Run ``refresh_due`` in a background thread, each time a check comes due, until
+        ``close``."""
+        self._refresher = threading.Thread(target=self._refresh_in_background, name="memlane-refresh",
+                                           daemon=True)
+        self._refresher.start()
+
+    def _refresh_in_background(self) -> None:
+        while not self._stopping.wait(self._until_due()):
+            self.refresh_due()
+
+    def _until_due(self) -> float:
+        now = self.clock()
+        if self.memory is None:
+            return self.refresh_s  # not open (yet, or closing): nothing to check
+        due = [self._files_checked + self.refresh_s]
+        if self.fabric is not None:
+            due.append(self._fabric_checked + self.fabric_refresh_s)
+        return max(IDLE_POLL_S, min(due) - now)
+
+    # -- closing ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop the refresher and close everything, after the request in flight (if any)."""
+        self._stopping.set()
+        with self.lock:
+            self._close_all()
+
+    def _close_all(self) -> None:
+        fabric, memory = self.fabric, self.memory
+        self.fabric, self.memory, self._fabric_built = None, None, False
+        if fabric is not None:
+            fabric.close()
+        if memory is not None:
+            memory.close()
+
+
+def _config_stamp(memory) -> list[tuple]:
+    """What the configuration files the memory was opened with look like now."""
+    stamps = []
+    for path in memory.config.sources:
+        try:
+            st = os.stat(path)
+            stamps.append((path, st.st_mtime_ns, st.st_size))
+        except OSError:
+            stamps.append((path, None, None))
+    return stamps
+
+
+def _freeze_warm_objects() -> None:
+    """What the warm-up loaded (index caches, the model's objects) lives as long as the
+    workspace: out of the collector's way, so no full collection lands in a request."""
+    gc.unfreeze()  # (a reopened workspace: the old one's objects may be collected now)
+    gc.collect()
+    gc.freeze()

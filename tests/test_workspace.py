@@ -1,0 +1,129 @@
+"""The warm workspace both resident faces share: one throttle (an edited note is seen once the
+interval has passed, not before — by the daemon's background refresher and by the MCP server's
+inline check alike) and one config watch (a changed config file reopens it)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from conftest import write_note
+from memlane.adapters import daemon
+from memlane.adapters.mcp_server import Engine
+from memlane.adapters.workspace import REFRESH_S, Workspace
+
+NOTE = ("---\nname: feedback_ci_cache\ndescription: Key CI caches on the lockfile hash, never on the branch "
+        "name\ntype: feedback\n---\nCaches keyed on branch names go stale after a rebase.\n")
+EDIT = "Purge the old cache once after switching keys."
+
+
+class Clock:
+    """What the throttle reads, stepped by hand: the test decides when the interval has passed."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def setup(tmp_path, sealed_env):
+    store = tmp_path / "store"
+    write_note(store, "feedback_ci_cache.md", NOTE)
+    return {"store": store, "index": str(tmp_path / "i.sqlite"), "root": str(tmp_path)}
+
+
+def edit(setup) -> None:
+    note = setup["store"] / "feedback_ci_cache.md"
+    note.write_text(note.read_text() + EDIT + "\n")
+
+
+def ask(workspace, session: str) -> str:
+    """What the daemon answers a prompt with, from this workspace (a new session each time, so
+    nothing is held back as already shown)."""
+    payload = json.dumps({"session_id": session, "transcript_path": "/none.jsonl", "cwd": workspace.args[3],
+                          "hook_event_name": "UserPromptSubmit", "prompt": "why is the CI cache stale after a rebase?"})
+    out = daemon.answer(workspace, "user-prompt-submit", payload, deadline=time.monotonic() + 30)
+    assert "feedback_ci_cache" in out
+    return out
+
+
+def open_daemon(setup, **throttle) -> Workspace:
+    return daemon.open_workspace(setup["root"], [str(setup["store"])], "none", setup["index"], **throttle)
+
+
+def open_mcp(setup, **throttle) -> Engine:
+    engine = Engine([str(setup["store"])], "none", setup["index"], setup["root"])
+    for name, value in throttle.items():  # nothing is open before the first call
+        setattr(engine.workspace, name, value)
+    return engine
+
+
+def test_the_daemon_sees_an_edit_after_the_interval_not_before(setup):
+    clock = Clock()
+    workspace = open_daemon(setup, refresh_s=0.2, clock=clock)  # the refresher thread runs
+    try:
+        assert EDIT not in ask(workspace, "d1")
+        edit(setup)
+        time.sleep(1.0)  # the refresher wakes about five times, but the throttle's clock stands still
+        assert EDIT not in ask(workspace, "d2")
+        clock.advance(0.2)  # the interval has passed: its next wake looks at the files
+        deadline, seen, n = time.monotonic() + 10, False, 0
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+            n += 1
+            seen = EDIT in ask(workspace, f"d3-{n}")
+        assert seen
+    finally:
+        workspace.close()
+
+
+def test_the_mcp_server_sees_an_edit_after_the_interval_not_before(setup):
+    assert Engine(None, "none", None, None).workspace.refresh_s == REFRESH_S  # the daemon's default too
+    clock = Clock()
+    engine = open_mcp(setup, refresh_s=5.0, clock=clock)  # checked inline, on each call
+
+    def body() -> str:
+        return engine.get(["feedback_ci_cache"])["notes"][0]["body"]
+
+    try:
+        assert EDIT not in body()
+        edit(setup)
+        assert EDIT not in body()
+        clock.advance(4.9)
+        assert EDIT not in body()  # not before the interval ...
+        assert "feedback_ci_cache" in json.dumps(engine.recall("CI cache stale after a rebase"))
+        clock.advance(0.2)
+        assert EDIT in body()  # ... and at the first call after it
+        assert EDIT in engine.recall("CI cache stale after a rebase", depth="full")["results"][0]["body"]
+    finally:
+        engine.workspace.close()
+
+
+def test_a_changed_config_file_reopens_the_workspace(setup, tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text("[retrieve]\nk = 3\n")
+    monkeypatch.setenv("MEMLANE_CONFIG", str(config))
+    warm, engine = open_daemon(setup), open_mcp(setup)
+    try:
+        ask(warm, "c1")
+        first = warm.memory
+        assert first.config.retrieve.k == 3 and engine.memory.config.retrieve.k == 3
+        ask(warm, "c2")
+        engine.recall("CI cache")
+        assert warm.opened == engine.workspace.opened == 1  # an unchanged config: the same workspace
+        config.write_text("[retrieve]\nk = 7\n")
+        ask(warm, "c3")  # the daemon reopens and still answers
+        assert warm.opened == 2 and warm.memory is not first and warm.memory.config.retrieve.k == 7
+        assert engine.memory.config.retrieve.k == 7 and engine.workspace.opened == 2
+        ask(warm, "c4")
+        assert warm.opened == 2  # once
+    finally:
+        warm.close()
+        engine.workspace.close()
