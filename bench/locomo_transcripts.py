@@ -4,7 +4,7 @@
     .venv/bin/python bench/locomo_transcripts.py --embedder default # + the hybrid legs (embeds ~5,900 turns)
 
 Each LoCoMo conversation becomes one transcript file (``<tmp>/projects/-bench-locomo-<conv>/
-<uuid>.jsonl``) in the exact JSON of Claude Code (reference agents-and-mcp.md §1.10): a summary
+<uuid>.jsonl``) in the exact JSON of Claude Code (its transcript format): a summary
 line, then each session's turns as user lines (the conversation's first speaker) and assistant
 lines (the other), timestamped from the session date, with a file-history-snapshot and a
 compact_boundary between sessions. Every corpus unit id is mapped to the (file, session, turn)

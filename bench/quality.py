@@ -6,7 +6,7 @@
 
 Sets (from --bench-dir, default $MEMLANE_BENCH_DIR or /work/shared/bench):
 - agent_notes_dev: Recall@1/3/5 per kind, must_not in the top k, "a must_not note outranks
-  every relevant one", and the semantic gate (seed 001 §8);
+  every relevant one", and the semantic gate (docs/design.md, "Evaluation");
 - longmemeval_s_trunc500: 470 questions, one haystack each: Hit@5, Recall@5, Recall@10, NDCG@10;
 - locomo: categories 1-4 (adversarial excluded), turn level, per conversation: Recall@10, NDCG@10;
 - demo: memlane's demo store and prompts (when present), with the CJK slice by lang and cross_lingual.

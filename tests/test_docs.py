@@ -1,4 +1,4 @@
-"""Docs that cannot drift (STYLE §11): the README's quick start is exactly two commands, CI
+"""Docs that cannot drift: the README's quick start is exactly two commands, CI
 runs the second one verbatim, the first one's recall really finds its note, and every
 command the README shows exists."""
 

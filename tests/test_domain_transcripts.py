@@ -2,7 +2,7 @@
 filters, the threshold, the privacy gate, and bad input.
 
 Golden transcripts are written by the tests in the exact JSON of Claude Code (reference
-agents-and-mcp.md §1.10): string and block content, thinking / tool_use / tool_result, one
+Claude Code's transcript format): string and block content, thinking / tool_use / tool_result, one
 streamed assistant message over several lines, a sidechain, a ``<synthetic>`` message, a
 slash-command echo, system reminders, a compact boundary, file-history snapshots.
 """

@@ -1,7 +1,7 @@
 """The Claude Code hooks, run as Claude Code runs them: a subprocess, the event JSON on stdin,
 the hookSpecificOutput JSON (or nothing) on stdout, exit 0 whatever happens.
 
-Golden inputs follow ../shared/reference/agents-and-mcp.md §1.4, §1.5 and §1.10: transcripts
+Golden inputs follow Claude Code's hook and transcript contracts: transcripts
 with sidechain lines, a message id repeated by streaming, ``<synthetic>`` lines and a compact
 boundary."""
 

@@ -8,9 +8,14 @@ from importlib import import_module as _import_module
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Config": "config", "ConfigError": "config", "Fusion": "config", "load_config": "config",
-    "Embedder": "embed", "EmbedderUnavailable": "embed", "available_embedders": "embed", "load_embedder": "embed",
-    "Depth": "config", "Memory": "memory", "demo_store_path": "memory",
+    "Config": "config", "Depth": "config", "Fusion": "config", "load_config": "config",
+    "ConfigError": "errors", "EmbedderUnavailable": "errors", "IndexRefused": "errors", "MemlaneError": "errors",
+    "WriteError": "errors",
+    "Embedder": "embed", "available_embedders": "embed", "load_embedder": "embed",
+    "Memory": "memory", "demo_store_path": "memory",
+    "Explanation": "retrieve.recalled", "Recalled": "retrieve.recalled",
+    "RefreshReport": "index.refresh", "Storage": "index.storage",
+    "Draft": "store.write", "lint": "write.lint",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -138,7 +138,7 @@ class ScoreConfig:
 
 @dataclass
 class LifecycleConfig:
-    """L3: Darwinian decay (seed 001 §3.2), computed from the hit-log and file dates."""
+    """Darwinian decay (docs/design.md, "Lifecycle"), computed from the hit-log and file dates."""
 
     dormant_days: float = 30.0  # unreferenced this long (at base stability): dormant
     archive_days: float = 90.0  # ... and this long: archived (leaves default recall)
@@ -440,10 +440,10 @@ keywords = 4.0
 body = 1.0
 
 [associate]
-spread = true             # linked notes that are plausibly relevant join the seeds (A2)
+spread = true             # linked notes that are plausibly relevant join the notes a prompt found
 decay = 0.7
 fan = 1.0                 # a note with n links sends 1/n of its activation to each
-constellations = true     # a set of mutually linked notes is recalled together (A3)
+constellations = true     # a set of mutually linked notes is recalled together
 constellation_min = 3
 constellation_max = 8
 

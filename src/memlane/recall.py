@@ -124,7 +124,7 @@ def _demote_superseded(index: Index, hits: list[Hit], factor: float) -> None:
 
 
 def _score(hits: list[Hit], facts: dict[int, tuple], nodes: int, config: Config, now: float | None) -> None:
-    """final = relevance × importance × recency (Generative Agents; PRODUCT.md L1)."""
+    """final = relevance × importance × recency (Park et al. 2023, Generative Agents)."""
     sc = config.score
     now = time.time() if now is None else now
     for hit in hits:

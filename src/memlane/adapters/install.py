@@ -1,5 +1,5 @@
 """``memlane install AGENT`` / ``memlane uninstall AGENT``: register the hooks with an agent
-(agents-and-mcp.md §1.1–1.2, §1.11), the same engine behind each:
+(each agent's hook settings, adapters/agents/), the same engine behind each:
 
 - **claude**: ``.claude/settings.json`` (or ``~/.claude/settings.json``), ``UserPromptSubmit`` and
   ``SessionStart``, timeouts in seconds; optionally the statusline;

@@ -1,7 +1,7 @@
 """Divergent recall (A5): remote associates for ideation.
 
 Convergent recall (spread.py) stays near the prompt: one hop, intent-gated. Divergent mode
-opts out of that bound on purpose (seed 000, "Two recall modes"): Mednick's flat associative
+opts out of that bound on purpose (docs/design.md, "Associative recall"): Mednick's flat associative
 hierarchy and Koestler's bisociation — the useful frame comes from a note several hops away,
 in a part of the store the task would never touch.
 

@@ -10,7 +10,7 @@ no headings, or one long section, says nothing about which notes belong together
 
 A target matches a note's ``name``, its file stem, or the stem without its type prefix
 (``feedback_x.md`` answers to ``x``), with case, ``_``, ``-`` and spaces interchangeable —
-the ways real stores write links (../shared/bench/agent_notes_dev/PROVENANCE.md).
+the ways real agent stores write links.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Spreading activation, convergent mode (A2, A6).
 
-Collins & Loftus (1975) spreading activation, bounded as seed 000 asks ("one hop,
+Collins & Loftus (1975) spreading activation, bounded as the design asks (docs/design.md: "one hop,
 intent-gated, decaying") — the cheap analogue of HippoRAG's personalised PageRank:
 
 - **seeds** are the units that pass the relevance filter on their own (score ≥ min_score);

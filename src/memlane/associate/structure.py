@@ -3,9 +3,9 @@ is rebuilt and kept in the index for scoring.
 
 - **Hubs**: in-degree and PageRank (Page et al. 1998; damping 0.85, power iteration) over the
   undirected-for-reading, directed-as-written edges; many notes depending on one raises its
-  importance (seed 000, "Hub-weighting").
+  importance (docs/design.md, "Associative recall").
 - **Constellations**: sets of notes that all link to each other — "declared by mutual
-  [[links]] in the member bodies" (seed 000): the maximal cliques of the graph of reciprocal
+  [[links]] in the member bodies" (docs/design.md): the maximal cliques of the graph of reciprocal
   links. Every clique of two or more is kept; recall decides which sizes count
   (``associate.constellation_min`` / ``_max``). A note may belong to more than one.
 - **Clusters**: communities of the undirected graph by Louvain's local moving (Blondel et al.

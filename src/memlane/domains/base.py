@@ -1,6 +1,6 @@
 """A recall domain (D1): one kind of source with its own store and its own algorithm.
 
-Recall is not one system (seed 001): memory notes, knowledge documents, session transcripts
+Recall is not one system (docs/design.md, "The recall fabric"): memory notes, knowledge documents, session transcripts
 and code symbols differ in what a unit is, how it is found and how it is shown, so each domain
 indexes its own sources in its own SQLite file and ranks them its own way. What they share is
 this contract, and the aggregator (``domains/fabric.py``) that asks them in turn — it never

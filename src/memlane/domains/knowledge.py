@@ -3,13 +3,13 @@
 The recall unit is a ``##`` section, returned verbatim: the exact slice of the file from its
 heading line to the next heading of the same or a higher level, addressed by its content path
 ``rel/file.md#Title/Section/Sub`` (never a byte offset, which the next edit would invalidate;
-seed 001 §4.3). Text before the first ``##`` (the ``#`` title and its intro) is a unit addressed
+docs/design.md, "Reversible, never drop"). Text before the first ``##`` (the ``#`` title and its intro) is a unit addressed
 ``file.md#Title``; a document without headings is one unit addressed by its file name. A
 section over :data:`SECTION_CHARS` is split at its next level of sub-headings, each piece keeping
 its full heading path; a long section without sub-headings stays whole and only its head is
 embedded.
 
-Search is the notes' hybrid recipe (retrieve/fusion.py, seed 001 §5.3) on the domain's own
+Search is the notes' hybrid recipe (retrieve/fusion.py) on the domain's own
 SQLite file: FTS5 BM25 with the heading path weighted above the body, min-max normalised; an
 absolute, per-model calibrated cosine on the heading path plus the section's head; 0.6·vector +
 0.4·keyword, a section without a vector renormalised to its keyword leg. Two thresholds keep

@@ -2,11 +2,11 @@
 
 A unit is one conversational turn — what the user typed or the assistant answered in words —
 read from ``~/.claude/projects/<project>/<session-id>.jsonl`` (format: reference
-agents-and-mcp.md §1.10). Tool calls, tool results, thinking, slash-command echoes, system
+Claude Code's transcript format). Tool calls, tool results, thinking, slash-command echoes, system
 reminders, sidechains (subagents), ``<synthetic>`` messages and bookkeeping lines are not
 turns; the lines of one streamed assistant message (same ``message.id``) are one turn.
 
-Sync is by delta (seed 001: "delta-sync by content_hash"): per file we keep its inode, size,
+Sync is by delta: per file we keep its inode, size,
 mtime, how far it was read and a fingerprint of that prefix; a grown file is read from where
 it stopped, a rewritten or truncated one is indexed again, a vanished one leaves the index.
 A torn last line (a writer mid-line) is left for the next refresh.

@@ -1,5 +1,5 @@
 """Which lines of a Claude Code transcript are turns of the conversation (format: reference
-agents-and-mcp.md §1.10): what the user typed and what the assistant answered in words. Tool
+Claude Code's transcript format): what the user typed and what the assistant answered in words. Tool
 calls and results, thinking, slash-command echoes, ``<system-reminder>`` injections,
 sidechains (subagents), meta and compact-summary lines and ``<synthetic>`` messages are not.
 Shared by the transcript domain and the hooks (which read the user's recent turns)."""

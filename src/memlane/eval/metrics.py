@@ -76,7 +76,7 @@ def must_not_outranks_relevant(ranked: Sequence[str], relevant: Iterable[str] | 
 
 def gate_outcome(keyword_top: Sequence[str], hybrid_top: Sequence[str],
                  relevant: Iterable[str] | Mapping[str, float], acceptable: Iterable[str] = ()) -> dict:
-    """One query of the semantic gate (seed 001 §8): does hybrid catch a relevant unit that
+    """One query of the semantic gate (docs/design.md, "Evaluation"): does hybrid catch a relevant unit that
     keyword-only missed, and which units does hybrid add that are not relevant?
 
     Both lists are what each mode returns (its top k). An added false positive is a unit in

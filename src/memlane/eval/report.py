@@ -78,7 +78,7 @@ def format_must_not(result: dict, ks: Sequence[int] | None = None) -> str:
 
 
 def format_gate(result: dict) -> str:
-    lines = ["gate (seed 001 §8): build semantic only if >= 20% of queries show a keyword false negative "
+    lines = ["gate: build semantic only if >= 20% of queries show a keyword false negative "
              "that hybrid catches, with hybrid false positives < 10%"]
     for mode, views in result["gate"].items():
         for view, g in views.items():

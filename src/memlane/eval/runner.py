@@ -36,7 +36,7 @@ MODES = {
     "full": RecallPlan(Fusion.HYBRID), "divergent": RecallPlan(Fusion.HYBRID, divergent=True),
     "keyword-full": RecallPlan(Fusion.KEYWORD),
 }
-#: seed 001 §8: build semantic recall only if >= 20% of queries show a keyword false negative
+#: the semantic gate (docs/design.md, "Evaluation"): build semantic recall only if >= 20% of queries show a keyword false negative
 #: that hybrid catches, with hybrid false positives < 10%
 GATE_CATCH_SHARE = 0.20
 GATE_FP_SHARE = 0.10

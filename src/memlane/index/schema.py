@@ -1,4 +1,4 @@
-"""The index schema as ordered, append-only migrations (STYLE §7).
+"""The index schema as ordered, append-only migrations.
 
 The index is derived: deleting the file loses nothing. Each migration runs once, in
 order, and ``PRAGMA user_version`` records how far a database has come.

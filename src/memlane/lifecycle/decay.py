@@ -1,4 +1,4 @@
-"""Darwinian decay (L3; seed 001 §3.2): "knowledge must eliminate itself".
+"""Darwinian decay (docs/design.md, "Lifecycle"): "knowledge must eliminate itself".
 
 Each note has a **stability**, starting at 1 and grown by use — Ebbinghaus's forgetting curve
 with Hebbian potentiation: every reference strengthens the trace, and a reference that comes

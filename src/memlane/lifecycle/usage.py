@@ -7,7 +7,7 @@ count, last use, the last few use times (ACT-R), stability and lifecycle state.
 
 A note recalled again and again in one session counts once (the session's first use):
 without that, a hook that recalls the same note on every prompt would make it immortal —
-the feedback loop seed 001 §8 asks about. Without a session id, uses within an hour count once.
+a feedback loop (popular notes recalled because they are popular). Without a session id, uses within an hour count once.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Combining the keyword and the vector leg (R1), as pure functions.
 
 The hybrid recipe is MemPalace's, ported whole, because its 0.6/0.4 ratio is only valid
-with all three of its pieces (seed 001 §5.3): (1) a real Okapi BM25 with IDF keyword leg,
+with all three of its pieces (docs/design.md, "Relevance"): (1) a real Okapi BM25 with IDF keyword leg,
 (2) min-max normalisation on the BM25 leg only, the vector leg kept absolute, and (3) a
 unit with no vector renormalised to the leg it has, never scored 0.
 

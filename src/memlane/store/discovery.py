@@ -3,7 +3,7 @@
 Claude Code keeps it at ``~/.claude/projects/<encoded>/memory/`` (``$CLAUDE_CONFIG_DIR``
 replaces ``~/.claude``), where ``<encoded>`` is the repository's absolute path with every
 character outside ``[a-zA-Z0-9]`` replaced by ``-``, runs not collapsed
-(reference/agents-and-mcp.md §1.10). All worktrees of a repository share one folder.
+(Claude Code's memory documentation). All worktrees of a repository share one folder.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Real agent notes are not always valid YAML: a description with an unquoted ``#47`` loses
 its tail to YAML's comment rule, and a quoted word followed by more text is a parse error
-(both occur in ../shared/bench/agent_notes_dev). We parse with PyYAML, then repair plain
+(both occur in real agent notes). We parse with PyYAML, then repair plain
 one-line scalars from the raw text, and fall back to a line parser when YAML refuses.
 Nothing here raises: problems are returned as strings for the caller to log.
 """

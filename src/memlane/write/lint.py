@@ -30,7 +30,7 @@ LEVELS = ("info", "warning", "error")  # worst last
 #: a note is one fact: past ~1,000 tokens it is several, and recall injects it whole (J5)
 MAX_BODY_CHARS = 4000
 #: Claude Code loads only the first 200 lines or 25 KB of MEMORY.md, whichever comes first
-#: (reference/agents-and-mcp.md §1.10); 25 KB read as 25,000 bytes, the earlier of the two readings
+#: (Claude Code's memory documentation); 25 KB read as 25,000 bytes, the earlier of the two readings
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000
 #: near-duplicate: cosine this far from the model's strong cosine towards 1 (embedders live on
@@ -202,7 +202,7 @@ def check_broken_links(store: _Store) -> list[Finding]:
         hint = f" Did you mean [[{by_key[guess[0]]}]]?" if guess else ""
         findings.append(Finding(
             "broken-links", "warning", note.path,
-            f"{written} names no note: a future-write marker (S5), never followed by recall; write that note "
+            f"{written} names no note: a future-write marker, never followed by recall; write that note "
             f"or fix the link.{hint}", line=_line_of(store.raw(note.path), "[[" + target if kind == "wiki" else target),
             data={"target": target, "kind": kind}))
     return findings
@@ -378,7 +378,7 @@ def check_injection(store: _Store) -> list[Finding]:
             quoted = risk.split('"', 1)[-1].rstrip('"')
             findings.append(Finding("injection", "error", n.path,
                                     f"reads as an attempt to steer the agent ({risk}); it is never injected "
-                                    "automatically (G2): rephrase it as background, or remove it",
+                                    "automatically: rephrase it as background, or remove it",
                                     line=_line_of(store.raw(n.path), quoted[:30])))
     return findings
 

@@ -1,5 +1,5 @@
 """The code domain (D1): symbol definitions of working trees, found by name and intent, each
-shown with its exact source and one hop of callers (seed 001: CodeIntel = symbol FTS + 1-hop
+shown with its exact source and one hop of callers (symbol full text plus one hop of
 caller enrichment).
 
 How it works, in the order a refresh and a recall run:
