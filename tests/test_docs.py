@@ -63,3 +63,25 @@ def test_quick_start_recall_finds_the_note(tmp_path):
     names = [r["name"] for r in json.loads(out.stdout)["results"]][:3]
     expected = re.search(r"recall finds `([\w-]+)`", README).group(1)
     assert expected in names, names
+
+
+def test_the_code_cites_only_what_is_in_the_repository():
+    outside = re.compile(r"seed 0\d\d|PRODUCT\.md|STYLE ?§|STYLE\.md|agents-and-mcp|reference/agents")
+    cited = [(str(p.relative_to(ROOT)), n) for p in sorted((ROOT / "src").rglob("*"))
+             if p.suffix in (".py", ".js", ".css", ".html", ".toml")
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1) if outside.search(line)]
+    assert cited == []
+    assert "## Glossary of feature ids" in (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+
+
+def test_every_command_has_a_description_and_an_example_and_speaks_without_codes():
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    code = re.compile(r"\b[SIRAJLGDWXEPT][0-9]\b")
+    for name, sub in commands.items():
+        text = sub.format_help()
+        assert sub.description and len(sub.description) > 40, name
+        assert sub.epilog and f"memlane {name}" in sub.epilog or "memlane" in (sub.epilog or ""), name
+        assert not code.search(text), (name, code.search(text).group(0))
+    assert not code.search(parser.format_help())
+    assert "cli_recall" not in parser.format_help() and "``" not in parser.format_help()
