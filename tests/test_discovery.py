@@ -105,7 +105,7 @@ def test_memory_reads_user_store_and_claude_code_folder_without_writing(tmp_path
     before = sorted(p.name for p in cc.iterdir())
     with Memory(embedder="none", cwd=repo / "src") as mem:
         assert {(s.scope, s.read_only, s.label) for s in mem.specs} == {
-            ("user", False, "user store"), ("project", True, "claude-code")}
+            ("user", False, "user store"), ("project", False, "claude-code")}  # written only by add, never by recall
         assert [(h["name"], h["scope"]) for h in mem.recall("indent style")] == [("indent_style", "project")]
         assert [h["name"] for h in mem.recall("fish shell")] == ["user_shell"]
         assert Path(mem.index_path).parent != cc

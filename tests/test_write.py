@@ -161,9 +161,9 @@ def test_an_existing_file_is_never_overwritten(tmp_path):
     assert (store / "project_taken.md").read_text() == "hand-written, no frontmatter\n"
 
 
-def test_claude_codes_own_folder_is_never_written(tmp_path):
+def test_a_read_only_store_is_never_written(tmp_path):
     store = seeded(tmp_path)
-    with Memory([StoreSpec(store, "project", read_only=True, label="claude-code")], embedder="none",
+    with Memory([StoreSpec(store, "project", read_only=True, label="a mount")], embedder="none",
                 index_path=tmp_path / "i.sqlite") as mem:
         with pytest.raises(WriteError, match="no writable memory folder"):
             mem.add(Draft(name="n", description="when x", body="y"))

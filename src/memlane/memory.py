@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .associate.build import GRAPH_VERSION, rebuild_graph
-from .config import Config, Depth, Fusion, cache_home, load_config
+from .config import Config, Depth, Fusion, cache_home, data_home, load_config
 from .embed import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from .guards.privacy import OUTSIDE
 from .guards.secrets import redact_data
@@ -25,7 +25,7 @@ from .lifecycle import HitLog
 from .lifecycle.usage import Usage
 from .recall import RecallPlan, excluded_units, log_recall, recalled_units, run_recall
 from .retrieve.recalled import Recalled
-from .store import StoreSpec, discover_claude_memory, git_root, scope_rank
+from .store import StoreSpec, claude_memory_dir, discover_claude_memory, encode_project_path, git_root, scope_rank
 
 log = logging.getLogger("memlane")
 
@@ -54,7 +54,8 @@ class Memory:
         self.cwd = Path(cwd or os.getcwd())
         self.repo = git_root(self.cwd)
         self.config = config or load_config(self.repo)
-        self.specs = self._resolve_specs(stores)
+        self._explicit = None if stores is None else list(stores)
+        self.specs = self._resolve_specs(self._explicit)
         self._files = Refresher(str(index_path or self.config.index.path or self._default_index_path()),
                                 self.specs, self.config, graph_builder=rebuild_graph, graph_version=GRAPH_VERSION,
                                 storage=storage)
@@ -71,22 +72,45 @@ class Memory:
 
     # -- setup ----------------------------------------------------------------------
     def _resolve_specs(self, stores) -> list[StoreSpec]:
+        """The stores in play that exist (see ``candidate_specs``)."""
+        return [spec for spec in self.candidate_specs(stores) if spec.path.is_dir()]
+
+    def candidate_specs(self, stores=None) -> list[StoreSpec]:
+        """Every store this Memory reads, whether its folder exists yet or not: the folders given,
+        or — from the configuration — the mounted folders, the user store, and this repository's
+        project store (Claude Code's memory folder, or memlane's own when ``stores.claude_code``
+        is off). A note written to one that did not exist yet is read from then on, by the same
+        index (the index is keyed by these, not by what exists)."""
         if stores is not None:
             return [s if isinstance(s, StoreSpec) else StoreSpec(Path(s).expanduser().resolve(), "project",
                                                                  label="--store") for s in stores]
         specs = [StoreSpec(Path(m.path).expanduser().resolve(), m.scope, label="config")
                  for m in self.config.stores.mounts]
-        user = self.config.user_store_path()
-        if user.is_dir():
-            specs.append(StoreSpec(user.resolve(), "user", label="user store"))
-        if self.config.stores.claude_code:
-            found = discover_claude_memory(self.cwd)
-            if found is not None:
-                specs.append(StoreSpec(found.resolve(), "project", read_only=True, label="claude-code"))
+        specs.append(StoreSpec(self.config.user_store_path().resolve(), "user", label="user store"))
+        project = self.project_store()
+        if project is not None:
+            specs.append(StoreSpec(project.resolve(), "project",
+                                   label="claude-code" if self.config.stores.claude_code else "project store"))
         return specs
 
+    def project_store(self) -> Path | None:
+        """Where this repository's project notes live: Claude Code's own memory folder for it (so
+        Claude Code's loader and memlane see the same notes), or — with ``stores.claude_code``
+        off — memlane's own project store keyed to the repository. None outside a repository."""
+        root = self.repo
+        if root is None:
+            return None
+        if self.config.stores.claude_code:
+            return claude_memory_dir(root)
+        return data_home() / "projects" / encode_project_path(root) / "memory"
+
+    def reload_stores(self) -> None:
+        """Read the stores again (after a note created a store folder that did not exist)."""
+        self.specs = self._resolve_specs(self._explicit)
+        self._files.specs = self.specs
+
     def _default_index_path(self) -> Path:
-        key = "\n".join(sorted(f"{s.scope}:{s.path}" for s in self.specs))
+        key = "\n".join(sorted(f"{s.scope}:{s.path}" for s in self.candidate_specs(self._explicit)))
         digest = hashlib.sha256(key.encode()).hexdigest()[:16]
         return cache_home() / "index" / f"{digest}.sqlite"
 
@@ -266,14 +290,16 @@ class Memory:
         return {"index": self.index_path, **self.usage.status(limit=limit)}
 
     # -- the write path (write/) -----------------------------------------------------
-    def add(self, draft, *, apply: bool = False, to: str | Path | None = None, include_private: bool = True,
-            dry_run: bool = False) -> dict:
+    def add(self, draft, *, apply: bool = False, to: str | Path | None = None, scope: str | None = None,
+            include_private: bool = True, dry_run: bool = False) -> dict:
         """Compare ``draft`` (a ``store.write.Draft``) with the nearest notes and advise ADD /
         UPDATE / SUPERSEDE / NOOP; an ADD is written unless ``dry_run``, the rest only with
-        ``apply``. Raises ``WriteError`` for a draft that cannot be written."""
+        ``apply``. The note goes to the store its scope names (``scope``, else its type: user
+        notes to the user store, the others to this repository's project store), or ``to``.
+        Raises ``WriteError`` for a draft that cannot be written."""
         from .write.remember import add
 
-        return add(self, draft, apply=apply, to=to, include_private=include_private, dry_run=dry_run)
+        return add(self, draft, apply=apply, to=to, scope=scope, include_private=include_private, dry_run=dry_run)
 
     def suggest_links(self, name: str, *, apply: bool = False, k: int = 5, include_private: bool = True) -> dict:
         """``[[links]]`` worth adding to the note ``name``, with why; ``apply`` writes them."""

@@ -170,13 +170,13 @@ class Engine:
 
     def remember(self, name: str, description: str, body: str, type: str = "project",
                  recall: list[str] | None = None, paths: list[str] | None = None, importance: float | None = None,
-                 kind: str | None = None, apply: bool = False) -> dict:
+                 kind: str | None = None, apply: bool = False, scope: str | None = None) -> dict:
         from ..store.write import Draft, WriteError
 
         draft = Draft(name=name, description=description, body=body, type=type, recall=list(recall or []),
                       paths=list(paths or []), importance=importance, kind=kind)
         try:
-            out = self.memory.add(draft, apply=apply, include_private=False)
+            out = self.memory.add(draft, apply=apply, scope=scope, include_private=False)
         except WriteError as exc:
             raise ToolError(str(exc)) from None
         out["candidates"] = [{k: c[k] for k in ("name", "closeness", "word_overlap", "disagreement")}
@@ -392,12 +392,15 @@ def build_server(engine: Engine):
     def remember(name: str, description: str, body: str,
                  type: Literal["user", "feedback", "project", "reference"] = "project",  # noqa: A002
                  recall: list[str] | None = None, paths: list[str] | None = None, importance: float | None = None,
-                 kind: str | None = None, apply: bool = False) -> str:
+                 kind: str | None = None, apply: bool = False,
+                 scope: Literal["user", "project"] | None = None) -> str:
         """Propose a note. It is compared with the nearest notes and you get advice — ADD (written), UPDATE
         (append to an existing note), SUPERSEDE (a new note that replaces a contradicted one) or NOOP (already
         known) — with the candidates and their similarity. apply=true follows the advice. description: when the
-        note applies ('when deciding ...'). Nothing is ever deleted."""
-        return _json(guarded(engine.remember)(name, description, body, type, recall, paths, importance, kind, apply))
+        note applies ('when deciding ...'). scope: user (the user's notes, every project) or project (this
+        repository's); by default user for type user, else project. Nothing is ever deleted."""
+        return _json(guarded(engine.remember)(name, description, body, type, recall, paths, importance, kind, apply,
+                                             scope))
 
     @server.tool()
     def archive(id: str) -> str:  # noqa: A002

@@ -1,11 +1,11 @@
-"""The write path (W1, W2, and archive/restore by hand), as ``Memory`` runs it.
+"""The write path, as ``Memory`` runs it.
 
 ``add``: find the draft's nearest notes with the recall pipeline, take the advice of
 ``consolidate.advise`` and, when asked (``apply``) — or when the advice is a plain ``ADD`` —
-carry it out through ``store.write`` (atomic, under the folder's write lock). ``suggest_links``:
-the notes a note's own text recalls, not yet linked. Both refresh the index after writing,
-so the next recall sees the change. Nothing is deleted; Claude Code's own memory folder is
-never written (S1).
+carry it out through ``store.write`` (atomic, under the store's lock, MEMORY.md re-read before
+its rename). A note goes to the store of its scope: ``user`` notes to the user store, the others
+to this repository's project store — Claude Code's own memory folder, written in its format, so
+Claude Code's loader and memlane see the same notes. Nothing is ever deleted.
 """
 
 from __future__ import annotations
@@ -25,24 +25,45 @@ QUERY_CHARS = 2000  # a draft's nearest notes are found from its head (name, des
 PASSAGE_BACKGROUND = 0.73  # two unrelated notes' cosine (e5-minilm), for stores too small to measure
 
 
-def writable_folder(memory: "Memory", to: str | Path | None = None) -> Path:
-    """Where a new note goes: ``to`` if it is one of the stores (or any folder, when given
-    explicitly), else the first writable project-scope store, else the first writable one."""
+SCOPES = ("user", "project")
+
+
+def scope_of(draft: Draft, scope: str | None = None) -> str:
+    """The scope a note is written to: the one asked for, else the one its type names — ``user``
+    notes to the user store, ``project``, ``feedback`` and ``reference`` notes to this repository's
+    project store (a project's note never reaches another project)."""
+    if scope is not None:
+        if scope not in SCOPES:
+            raise WriteError(f"scope must be one of {', '.join(SCOPES)}; got {scope!r}")
+        return scope
+    return "user" if draft.type == "user" else "project"
+
+
+def target_folder(memory: "Memory", draft: Draft, *, scope: str | None = None, to: str | Path | None = None) -> Path:
+    """Where a new note goes: ``to`` when given, else the store of its scope (``scope_of``); the
+    folder is created when it does not exist yet (``add`` works before ``init``)."""
     if to is not None:
         return Path(to).expanduser().resolve()
-    writable = [s for s in memory.specs if not s.read_only]
-    for spec in sorted(writable, key=lambda s: s.scope != "project"):
-        return Path(spec.path).expanduser().resolve()
-    raise WriteError("no writable memory folder: pass --to DIR (Claude Code's own memory folder is read, never "
-                     "written)")
+    if memory._explicit is not None:  # folders given directly: the first project-scope one, else the first
+        folders = sorted((s for s in memory.specs if not s.read_only), key=lambda s: s.scope != scope_of(draft, scope))
+        if folders:
+            return Path(folders[0].path)
+        raise WriteError("no writable memory folder among those given: pass --to DIR")
+    if scope_of(draft, scope) == "user":
+        return memory.config.user_store_path().expanduser().resolve()
+    project = memory.project_store()
+    if project is None:
+        raise WriteError(f"{memory.cwd} is not inside a git repository, so there is no project store for a "
+                         f"{draft.type} note: run this inside the repository, pass --scope user, or --to DIR")
+    return project
 
 
 def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path | None = None,
-        include_private: bool = True, dry_run: bool = False) -> dict:
+        scope: str | None = None, include_private: bool = True, dry_run: bool = False) -> dict:
     """Advise on ``draft`` and, when ``apply`` (or when the advice is ADD and not
     ``dry_run``), carry the advice out. Returns the advice with what was written."""
     draft.check()
-    folder = writable_folder(memory, to)
+    folder = target_folder(memory, draft, scope=scope, to=to)
     memory.refresh(recheck=True)  # compare with the notes as they are now
     text = consolidate.draft_text(draft)[:QUERY_CHARS]
     neighbours = [r.as_dict() for r in memory.recall(text, k=NEIGHBOURS, depth="full", refresh=False, record=False,
@@ -65,6 +86,7 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     else:  # SUPERSEDE: the draft as a new note that names what it replaces
         draft.supersedes = list(dict.fromkeys([*draft.supersedes, advice.target.name]))
         path = write_new_note(folder, draft)
+    memory.reload_stores()  # a store folder this note created is read from now on
     memory.refresh(recheck=True)  # the next recall sees the change
     out.update({"applied": True, "written": str(path)})
     return out
@@ -114,5 +136,5 @@ def _cosines(memory: "Memory", text: str, paths: list[str]) -> tuple[dict[str, f
 def _writable(memory: "Memory", path: Path) -> None:
     for spec in memory.specs:
         if path.resolve().is_relative_to(Path(spec.path).expanduser().resolve()) and spec.read_only:
-            raise WriteError(f"{path} is in a read-only store ({spec.label or spec.path}); memlane never writes "
-                             "Claude Code's own memory folder")
+            raise WriteError(f"{path} is in a read-only store ({spec.label or spec.path}); memlane does not write "
+                             "there")

@@ -34,7 +34,10 @@ def register(sub) -> None:
     p.add_argument("--importance", type=float, help="0-1")
     p.add_argument("--kind", choices=NOTE_KINDS, help="what kind of knowledge it is")
     p.add_argument("--private", action="store_true", help="yours only: shown to you, never handed to an agent")
-    p.add_argument("--to", metavar="DIR", help="the folder to write into (default: where its type belongs)")
+    p.add_argument("--scope", choices=["user", "project"],
+                   help="where it goes: user (your notes, every project) or project (this repository's, in Claude "
+                        "Code's memory folder); default: user for --type user, else project")
+    p.add_argument("--to", metavar="DIR", help="write into this folder instead")
     p.add_argument("--apply", action="store_true", help="follow the advice (UPDATE / SUPERSEDE); an ADD is written anyway")
     p.add_argument("--dry-run", action="store_true", help="only show the advice")
 
@@ -89,7 +92,7 @@ def cmd_add(args) -> int:
     draft = Draft(name=args.name, description=args.description, body=body, type=args.type, title=args.title,
                   recall=args.recall, paths=args.paths, importance=args.importance, kind=args.kind,
                   private=args.private)
-    out = open_memory(args).add(draft, apply=args.apply, to=args.to, dry_run=args.dry_run)
+    out = open_memory(args).add(draft, apply=args.apply, to=args.to, scope=args.scope, dry_run=args.dry_run)
     for warning in out.get("warnings", []):
         sys.stderr.write(f"memlane: warning: {warning}\n")
     lines = [f"{out['advice']}: {out['reason']}"]
