@@ -1,13 +1,16 @@
-"""memlane install / uninstall claude: settings merged, idempotent, reversible, dry-run diffs."""
+"""memlane install / uninstall: settings merged, idempotent, reversible byte for byte, dry-run diffs;
+this machine's file by default, a committed file only with a command that resolves for teammates."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 
 import pytest
 
 from memlane.adapters.cli import main as cli
-from memlane.adapters.install import InstallError, plan_claude, settings_path
+from memlane.adapters.install import InstallError, hook_command, plan_claude, settings_path
 
 OTHER = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other-tool recall",
                                                     "timeout": 5}]}],
@@ -17,9 +20,15 @@ OTHER = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command"
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    (tmp_path / ".git").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    root = tmp_path / "repo"
+    (root / ".git" / "info").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    return root
 
 
 def read(path):
@@ -27,7 +36,7 @@ def read(path):
 
 
 def test_install_merges_with_existing_hooks_and_is_idempotent(repo, capsys):
-    settings = repo / ".claude" / "settings.json"
+    settings = repo / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps(OTHER))
     assert cli(["install", "claude"]) == 0
@@ -42,16 +51,74 @@ def test_install_merges_with_existing_hooks_and_is_idempotent(repo, capsys):
     before = settings.read_text()
     assert cli(["install", "claude"]) == 0 and "nothing to change" in capsys.readouterr().out
     assert settings.read_text() == before
-    assert (repo / ".claude" / "settings.json.memlane-backup").exists()
+    assert sorted(p.name for p in (repo / ".claude").iterdir()) == ["settings.local.json"]  # no backup here
+    assert "/.claude/settings.local.json" in (repo / ".git" / "info" / "exclude").read_text()  # never committed
+
+
+def test_uninstall_puts_every_file_back_byte_for_byte(repo):
+    odd = '{"permissions":   {"allow": ["Bash(ls:*)"]},\n  "env": {"A": "1"}}'  # its own layout, no newline
+    local = repo / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text(odd)
+    local.chmod(0o640)
+    assert cli(["install", "claude", "--statusline"]) == 0 and local.read_text() != odd
+    assert cli(["install", "claude"]) == 0  # again: nothing changes, the first backup stays the one kept
+    assert cli(["uninstall", "claude"]) == 0
+    assert local.read_text() == odd and local.stat().st_mode & 0o777 == 0o640
+    shared = repo / ".claude" / "settings.json"
+    assert cli(["install", "claude", "--shared"]) == 0 and shared.exists()
+    assert cli(["uninstall", "claude", "--shared"]) == 0
+    assert not shared.exists()  # install created it: uninstall removes it
+    assert cli(["install", "gemini"]) == 0 and cli(["uninstall", "gemini"]) == 0
+    assert not (repo / ".gemini").exists()  # and the folder it created
+    assert sorted(p.name for p in (repo / ".claude").iterdir()) == ["settings.local.json"]
+
+
+def test_uninstall_keeps_what_the_user_changed_meanwhile(repo):
+    local = repo / ".claude" / "settings.local.json"
+    assert cli(["install", "claude"]) == 0
+    data = read(local)
+    data["permissions"] = {"allow": ["Bash(make:*)"]}
+    local.write_text(json.dumps(data))
+    assert cli(["uninstall", "claude"]) == 0
+    assert read(local) == {"permissions": {"allow": ["Bash(make:*)"]}}
+
+
+def test_a_shared_install_holds_no_path_of_this_machine(repo, capsys, tmp_path):
+    assert cli(["install", "claude", "--shared"]) == 0
+    text = (repo / ".claude" / "settings.json").read_text()
+    hooks = read(repo / ".claude" / "settings.json")["hooks"]
+    commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
+    assert sorted(commands) == ["memlane-hook session-start", "memlane-hook user-prompt-submit"]
+    assert str(tmp_path) not in text and sys.prefix not in text and "/" not in "".join(commands)
+    assert not (repo / ".claude" / "settings.local.json").exists()
+    err = capsys.readouterr().err
+    if sys.prefix != sys.base_prefix:  # the test runs in a virtualenv: memlane says so, and how to fix it
+        assert "memlane-hook" in err and "pipx install memlane" in err
+
+
+def test_the_default_install_stays_on_this_machine(repo):
+    assert cli(["install", "claude"]) == 0
+    assert not (repo / ".claude" / "settings.json").exists()
+    command = read(repo / ".claude" / "settings.local.json")["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command.split()[0].strip("'").startswith("/")  # this machine's installation, by absolute path
+
+
+def test_uninstall_says_where_memlane_is_when_it_is_elsewhere(repo, capsys):
+    assert cli(["install", "claude", "--shared"]) == 0
+    capsys.readouterr()
+    assert cli(["uninstall", "claude"]) == 0
+    out = capsys.readouterr().out
+    assert "settings.json" in out and "--shared" in out
 
 
 def test_uninstall_restores_the_other_hooks(repo):
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps(OTHER))
-    cli(["install", "claude", "--statusline"])
-    assert read(settings)["statusLine"]["command"].endswith("statusline")
-    cli(["uninstall", "claude"])
+    cli(["install", "claude", "--shared", "--statusline"])
+    assert read(settings)["statusLine"]["command"] == "memlane statusline"
+    cli(["uninstall", "claude", "--shared"])
     assert read(settings) == OTHER
 
 
@@ -59,11 +126,11 @@ def test_dry_run_prints_a_diff_and_writes_nothing(repo, capsys):
     assert cli(["install", "claude", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "would install memlane into" in out and "+    \"UserPromptSubmit\"" in out
-    assert not (repo / ".claude" / "settings.json").exists()
+    assert not (repo / ".claude").exists()
 
 
 def test_a_broken_settings_file_is_not_touched(repo, capsys):
-    settings = repo / ".claude" / "settings.json"
+    settings = repo / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text("{ not json")
     assert cli(["install", "claude"]) == 2
@@ -87,11 +154,11 @@ def test_the_installed_command_is_quoted_and_absolute(tmp_path):
     exe = tmp_path / "my tools" / "memlane"
     exe.parent.mkdir()
     exe.write_text("#!/bin/sh\n")
-    change = plan_claude(tmp_path / "settings.json", command=str(exe))
+    change = plan_claude(tmp_path / "settings.json", command=hook_command(str(exe)))
     command = json.loads(change.after)["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
     assert command == f"'{exe}' hook user-prompt-submit"  # no memlane-hook beside it: the full CLI
     (exe.parent / "memlane-hook").write_text("#!/bin/sh\n")
-    change = plan_claude(tmp_path / "settings.json", command=str(exe))
+    change = plan_claude(tmp_path / "settings.json", command=hook_command(str(exe)))
     command = json.loads(change.after)["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
     assert command == f"'{exe.parent / 'memlane-hook'}' user-prompt-submit"  # the stdlib-only client
 
@@ -108,12 +175,12 @@ def test_codex_and_gemini_get_their_own_files_events_and_units(repo):
     assert handler["command"].endswith("user-prompt-submit --agent gemini") and handler["timeout"] == 10_000  # ms
     assert "matcher" not in gemini["SessionStart"][0]  # Gemini matches lifecycle events by exact string
     cli(["uninstall", "gemini"])
-    assert not (repo / ".gemini" / "settings.json").read_text().strip() or read(repo / ".gemini" / "settings.json") == {}
+    assert not (repo / ".gemini" / "settings.json").exists()  # install created it
 
 
 def test_gemini_asks_for_no_statusline(repo, capsys):
     assert cli(["install", "gemini", "--statusline"]) == 2
-    assert "no statusline" in capsys.readouterr().err
+    assert "no status line" in capsys.readouterr().err
 
 
 def test_doctor_reports_hooks_and_daemon(repo, capsys):
@@ -121,11 +188,11 @@ def test_doctor_reports_hooks_and_daemon(repo, capsys):
     capsys.readouterr()
     assert cli(["doctor", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert "project" in data["agents"]["hooks"]["claude"] and data["agents"]["hooks"]["gemini"] == {}
+    assert "local" in data["agents"]["hooks"]["claude"] and data["agents"]["hooks"]["gemini"] == {}
     assert data["agents"]["daemon"]["running"] is False
     assert cli(["doctor"]) == 0
     out = capsys.readouterr().out
-    assert "hooks for claude: project" in out and "hooks for codex: not installed" in out and "daemon: not running" in out
+    assert "hooks for claude: local" in out and "hooks for codex: not installed" in out and "daemon: not running" in out
 
 
 def test_cursor_gets_a_session_start_hook_in_its_flat_shape(repo):
@@ -143,3 +210,20 @@ def test_cursor_gets_a_session_start_hook_in_its_flat_shape(repo):
     assert installed(path)
     cli(["uninstall", "cursor"])
     assert read(path) == {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}
+
+
+def test_the_mcp_server_goes_where_claude_mcp_add_puts_it(repo, capsys):
+    claude_json = repo.parent / "home" / ".claude.json"
+    claude_json.write_text(json.dumps({"numStartups": 3, "projects": {"/elsewhere": {"allowedTools": []}}}))
+    before = claude_json.read_text()
+    assert cli(["install", "claude", "--mcp"]) == 0  # this repository, this machine
+    data = read(claude_json)
+    server = data["projects"][str(repo)]["mcpServers"]["memlane"]
+    assert server["args"][-1] == "mcp" and server["command"].startswith("/")
+    assert data["numStartups"] == 3 and data["projects"]["/elsewhere"] == {"allowedTools": []}
+    assert not (repo / ".mcp.json").exists()
+    assert cli(["install", "claude", "--mcp", "--shared"]) == 0
+    assert read(repo / ".mcp.json")["mcpServers"]["memlane"] == {"type": "stdio", "command": "memlane", "args": ["mcp"]}
+    assert cli(["uninstall", "claude", "--mcp", "--shared"]) == 0 and not (repo / ".mcp.json").exists()
+    assert cli(["uninstall", "claude", "--mcp"]) == 0 and claude_json.read_text() == before
+    assert ("lacks the MCP SDK" in capsys.readouterr().err) == (importlib.util.find_spec("mcp") is None)

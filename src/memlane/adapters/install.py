@@ -1,41 +1,48 @@
-"""``memlane install AGENT`` / ``memlane uninstall AGENT``: register the hooks with an agent
-(each agent's hook settings, adapters/agents/), the same engine behind each:
+"""``memlane install AGENT`` / ``memlane uninstall AGENT``: register memlane's hooks with an agent
+(each agent's settings file, events and timeout unit come from ``adapters/agents/``).
 
-- **claude**: ``.claude/settings.json`` (or ``~/.claude/settings.json``), ``UserPromptSubmit`` and
-  ``SessionStart``, timeouts in seconds; optionally the statusline;
-- **codex**: ``.codex/hooks.json`` (or ``~/.codex/hooks.json``), the same shape and events
-  (Codex also needs ``[features] codex_hooks = true`` in its config.toml);
-- **gemini**: ``.gemini/settings.json`` (or ``~/.gemini/settings.json``), ``BeforeAgent`` and
-  ``SessionStart``, timeouts in **milliseconds**;
-- **cursor**: ``.cursor/hooks.json`` (or ``~/.cursor/hooks.json``), ``{"version": 1}`` with flat
-  handler lists; ``sessionStart`` only, because Cursor's ``beforeSubmitPrompt`` cannot add
-  context (it may only let the prompt through or stop it).
+Where the hooks go, and with which command:
 
-The settings file is merged, never replaced: other hooks stay as they are, memlane's own
-entries (recognised by their ``memlane … hook`` command) are replaced, so installing twice
-changes nothing. Timeouts are in seconds, as Claude Code reads them. A settings file that is
-not valid JSON is left untouched and reported. ``--dry-run`` prints the diff instead.
+- **local** (the default for Claude Code): ``.claude/settings.local.json`` in the repository — this
+  machine's settings, which git does not commit (memlane makes sure git ignores it). The command is
+  this installation's absolute path, which is right for this machine.
+- **shared** (``--shared``; the only project file Codex, Gemini and Cursor have): the settings file a
+  team commits. The command is the bare ``memlane-hook``, which resolves on any teammate's machine
+  that has memlane installed as a tool; memlane checks it resolves here and says how to make it so.
+- **user** (``--user``): the agent's settings in the home folder, for every project, with the
+  absolute command.
+
+The settings are merged, never replaced: other hooks and keys stay as they are, memlane's own
+entries (recognised by their ``memlane … hook`` command) are replaced, so installing twice changes
+nothing. A settings file that is not valid JSON is left untouched and reported. Before the first
+install a copy of the file as it was is kept in memlane's data folder (never in the repository);
+``uninstall`` puts that exact file back when nothing else changed since — and removes a file that
+install created — else it takes out only memlane's entries.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import data_home
 from ..errors import InstallError
 from ..store import git_root
 from .agents import DEFAULT, NAMES, PROMPT, SESSION_START, Agent, load
 
-
-
 AGENTS = {name: load(name) for name in NAMES}
+SCOPES = ("local", "shared", "user")
+PORTABLE_HOOK = "memlane-hook"  # what a committed settings file runs: found on each machine's PATH
+PORTABLE_CLI = "memlane"
 
 
 @dataclass
@@ -43,6 +50,7 @@ class Change:
     path: Path
     before: str
     after: str
+    existed: bool = True  # whether the file was there before
 
     @property
     def changed(self) -> bool:
@@ -53,9 +61,29 @@ class Change:
                                             fromfile=f"{self.path} (now)", tofile=f"{self.path} (after)"))
 
 
+# -- where, and which command -------------------------------------------------------------
+def settings_path(scope: str, cwd: Path | None = None, agent: str = DEFAULT) -> Path:
+    """The settings file of ``agent`` for ``scope`` (local, shared — or ``project``, the older
+    name of the agent's project file — or user)."""
+    spec = AGENTS[agent]
+    if scope == "user":
+        if agent == "claude" and os.environ.get("CLAUDE_CONFIG_DIR"):
+            return Path(os.environ["CLAUDE_CONFIG_DIR"]) / spec.settings_file
+        return Path.home() / spec.settings_folder / spec.settings_file
+    root = git_root(cwd or Path.cwd()) or (cwd or Path.cwd())
+    if scope == "local" and spec.local_settings_file:
+        return root / spec.settings_folder / spec.local_settings_file
+    return root / spec.settings_folder / spec.settings_file
+
+
+def default_scope(agent: str) -> str:
+    """Claude Code has a per-machine settings file; the other agents only the one a team commits."""
+    return "local" if AGENTS[agent].local_settings_file else "shared"
+
+
 def memlane_command() -> str:
-    """How Claude Code should start memlane: the absolute path of this installation's script
-    (not a bare name: the agent's PATH may not hold the virtualenv)."""
+    """This installation's ``memlane``, by absolute path (the agent's PATH may not hold the
+    virtualenv it lives in)."""
     argv0 = Path(sys.argv[0])
     if argv0.name == "memlane" and argv0.exists():
         return str(argv0.absolute())
@@ -68,29 +96,33 @@ def memlane_command() -> str:
     return f"{shlex.quote(sys.executable)} -m memlane.adapters.cli"
 
 
-def settings_path(scope: str, cwd: Path | None = None, agent: str = "claude") -> Path:
-    spec = AGENTS[agent]
-    if scope == "user":
-        if agent == "claude" and os.environ.get("CLAUDE_CONFIG_DIR"):
-            return Path(os.environ["CLAUDE_CONFIG_DIR"]) / spec.settings_file
-        return Path.home() / spec.settings_folder / spec.settings_file
-    root = git_root(cwd or Path.cwd()) or (cwd or Path.cwd())
-    return root / spec.settings_folder / spec.settings_file
-
-
-def _is_ours(handler: dict) -> bool:
-    command = str(handler.get("command", "")) + " " + " ".join(map(str, handler.get("args", []) or []))
-    return "memlane-hook" in command or ("memlane" in command and (" hook " in f" {command} " or "statusline" in command))
-
-
 def hook_command(memlane: str) -> str:
     """The stdlib-only hook client installed beside ``memlane`` (``memlane-hook``), or
     ``memlane hook`` when there is none."""
     if os.path.exists(memlane) and os.path.basename(memlane) == "memlane":
-        client = os.path.join(os.path.dirname(memlane), "memlane-hook")
+        client = os.path.join(os.path.dirname(memlane), PORTABLE_HOOK)
         if os.path.exists(client):
             return _shell_prefix(client)
     return f"{_shell_prefix(memlane)} hook"
+
+
+def portable_problem(name: str = PORTABLE_HOOK) -> str | None:
+    """Why a bare ``name`` in a committed settings file would not run for a teammate (or here),
+    with how to fix it; None when it resolves to a tool install on the PATH."""
+    found = shutil.which(name)
+    fix = (f"install memlane as a tool so `{name}` is on every machine's PATH: `pipx install memlane` "
+           "(or `uv tool install memlane`)")
+    if found is None:
+        return f"`{name}` is not on this machine's PATH, so the hooks would not run here; {fix}"
+    if sys.prefix != sys.base_prefix and Path(found).resolve().is_relative_to(Path(sys.prefix).resolve()):
+        return f"`{name}` resolves into this virtualenv ({found}); teammates without it on their PATH get a broken hook; {fix}"
+    return None
+
+
+# -- the settings text --------------------------------------------------------------------
+def _is_ours(handler: dict) -> bool:
+    command = str(handler.get("command", "")) + " " + " ".join(map(str, handler.get("args", []) or []))
+    return PORTABLE_HOOK in command or ("memlane" in command and (" hook " in f" {command} " or "statusline" in command))
 
 
 def _without_ours(groups: list) -> list:
@@ -99,7 +131,7 @@ def _without_ours(groups: list) -> list:
         if not isinstance(group, dict):
             out.append(group)
             continue
-        if "command" in group and "hooks" not in group:  # Cursor: a flat list of handlers
+        if "command" in group and "hooks" not in group:  # a flat list of handlers
             if not _is_ours(group):
                 out.append(group)
             continue
@@ -124,19 +156,15 @@ def _read_settings(path: Path, key: str) -> tuple[str, dict]:
     return before, settings
 
 
-def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, command: str | None = None) -> Change:
-    return plan(path, "claude", remove=remove, statusline=statusline, command=command)
-
-
 def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = False,
          command: str | None = None) -> Change:
-    """The settings text after installing (or removing) memlane's hooks for ``agent``."""
+    """The settings text after installing (or removing) memlane's hooks for ``agent``;
+    ``command``: the hook client to run (default: this installation's, by absolute path)."""
     spec = AGENTS[agent]
     if statusline and not spec.statusline:
-        raise InstallError(f"{agent} has no statusline memlane can use")
+        raise InstallError(f"{agent} has no status line memlane can use")
     before, settings = _read_settings(path, "hooks")
-    program = command or memlane_command()
-    base, hook = _shell_prefix(program), hook_command(program)
+    hook = command or hook_command(memlane_command())
     hooks = dict(settings.get("hooks", {}))
     events = _entries(spec, hook)
     for event in dict.fromkeys(event for event, _ in events):
@@ -152,42 +180,25 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
         after_settings.pop("hooks")
     elif spec.flat_hooks:
         after_settings = {"version": 1, **after_settings}  # a flat hooks file is versioned (Cursor)
-    current_status = settings.get("statusLine")
-    if remove and isinstance(current_status, dict) and _is_ours(current_status):
-        after_settings.pop("statusLine")
+    _status_line(after_settings, settings.get("statusLine"), path, hook, remove=remove, statusline=statusline)
+    after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
+    return Change(path, before, after, existed=path.exists())
+
+
+def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, command: str | None = None) -> Change:
+    return plan(path, "claude", remove=remove, statusline=statusline, command=command)
+
+
+def _status_line(after: dict, current, path: Path, hook: str, *, remove: bool, statusline: bool) -> None:
+    if remove and isinstance(current, dict) and _is_ours(current):
+        after.pop("statusLine")
     elif statusline and not remove:
-        if current_status and not (isinstance(current_status, dict) and _is_ours(current_status)):
-            raise InstallError(f"{path} already has a statusLine ({current_status.get('command') if isinstance(current_status, dict) else current_status}); "
-                               "keep it, or remove it and install again with --statusline")
-        after_settings["statusLine"] = {"type": "command", "command": f"{base} statusline", "padding": 0}
-    after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
-    return Change(path, before, after)
-
-
-def mcp_config_path(scope: str, cwd: Path | None = None) -> Path:
-    """Where Claude Code reads stdio MCP servers: ``.mcp.json`` at the repository root
-    (project scope, shared) or ``~/.claude.json`` (user scope)."""
-    if scope == "user":
-        return Path.home() / ".claude.json"
-    return (git_root(cwd or Path.cwd()) or (cwd or Path.cwd())) / ".mcp.json"
-
-
-def plan_mcp(path: Path, *, remove: bool = False, command: str | None = None) -> Change:
-    """``path`` with memlane's MCP server registered under ``mcpServers.memlane`` (the form
-    ``claude mcp add memlane -- memlane mcp`` writes), or taken out; other servers and keys
-    stay as they are."""
-    before, settings = _read_settings(path, "mcpServers")
-    servers = dict(settings.get("mcpServers", {}))
-    servers.pop("memlane", None)
-    if not remove:
-        program = command or memlane_command()
-        argv = [program] if os.path.exists(program) else shlex.split(program)
-        servers["memlane"] = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"]}
-    after_settings = {**settings, "mcpServers": servers}
-    if not servers:
-        after_settings.pop("mcpServers")
-    after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
-    return Change(path, before, after)
+        if current and not (isinstance(current, dict) and _is_ours(current)):
+            shown = current.get("command") if isinstance(current, dict) else current
+            raise InstallError(f"{path} already has a statusLine ({shown}); keep it, or remove it and install again "
+                               "with --statusline")
+        cli = hook[: -len(" hook")] if hook.endswith(" hook") else hook.replace(PORTABLE_HOOK, PORTABLE_CLI)
+        after["statusLine"] = {"type": "command", "command": f"{cli} statusline", "padding": 0}
 
 
 def _entries(spec: Agent, hook: str) -> list[tuple[str, dict]]:
@@ -213,6 +224,60 @@ def _shell_prefix(command: str) -> str:
     return shlex.quote(command) if os.path.exists(command) else command
 
 
+# -- MCP ---------------------------------------------------------------------------------
+def mcp_config_path(scope: str, cwd: Path | None = None) -> tuple[Path, str | None]:
+    """Where Claude Code reads stdio MCP servers for ``scope``, and the project key inside that
+    file: local (this machine, this repository: ``~/.claude.json`` under the repository's path,
+    where ``claude mcp add`` writes by default), shared (``.mcp.json`` at the repository root,
+    committed) or user (``~/.claude.json``, every project)."""
+    root = git_root(cwd or Path.cwd()) or (cwd or Path.cwd())
+    if scope == "shared":
+        return root / ".mcp.json", None
+    home_file = Path(os.environ["CLAUDE_CONFIG_DIR"]) / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") \
+        else Path.home() / ".claude.json"
+    return home_file, (str(root.absolute()) if scope == "local" else None)
+
+
+def plan_mcp(path: Path, *, remove: bool = False, command: str | None = None, project: str | None = None) -> Change:
+    """``path`` with memlane's MCP server registered under ``mcpServers.memlane`` (the form
+    ``claude mcp add memlane -- memlane mcp`` writes) — under ``projects.<project>`` when a
+    project is named — or taken out; other servers and keys stay as they are."""
+    before, settings = _read_settings(path, "projects" if project else "mcpServers")
+    holder = dict(settings.get("projects", {}).get(project, {})) if project else settings
+    if not isinstance(holder, dict) or not isinstance(holder.get("mcpServers", {}), dict):
+        raise InstallError(f"{path}: unexpected shape (expected an object with a 'mcpServers' object)")
+    servers = dict(holder.get("mcpServers", {}))
+    servers.pop("memlane", None)
+    if not remove:
+        program = command or memlane_command()
+        argv = [program] if os.path.exists(program) else shlex.split(program)
+        servers["memlane"] = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"]}
+    holder = {**holder, "mcpServers": servers}
+    if not servers:
+        holder.pop("mcpServers")
+    if project:
+        projects = dict(settings.get("projects", {}))
+        if holder:
+            projects[project] = holder
+        else:
+            projects.pop(project, None)
+        after_settings = {**settings, "projects": projects}
+        if not projects:
+            after_settings.pop("projects")
+    else:
+        after_settings = holder
+    after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
+    return Change(path, before, after, existed=path.exists())
+
+
+def mcp_missing() -> bool:
+    """Whether this installation lacks the MCP SDK (the ``[mcp]`` extra)."""
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is None
+
+
+# -- reading and writing the files ---------------------------------------------------------------
 def installed(path: Path) -> bool:
     """Whether the settings file at ``path`` holds memlane's hooks."""
     try:
@@ -226,14 +291,103 @@ def installed(path: Path) -> bool:
         for groups in hooks.values() if isinstance(groups, list) for g in groups)
 
 
+def _backup_file(path: Path) -> Path:
+    key = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:16]
+    return data_home() / "install-backups" / f"{key}.json"
+
+
 def apply(change: Change) -> None:
+    """Write ``change``; before the first change of a file, keep it as it was (memlane's data
+    folder: nothing extra lands in the repository)."""
     if not change.changed:
         return
-    change.path.parent.mkdir(parents=True, exist_ok=True)
-    backup = change.path.with_name(change.path.name + ".memlane-backup")
-    if change.before and not backup.exists():
-        backup.write_text(change.before, encoding="utf-8")
-    fd, tmp = tempfile.mkstemp(dir=change.path.parent, prefix=".settings-")
+    backup = _backup_file(change.path)
+    if not backup.exists():
+        missing = [str(p) for p in _missing_parents(change.path)]
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        backup.write_text(json.dumps({"path": str(change.path.absolute()), "before": change.before if change.existed
+                                      else None, "created_folders": missing}), encoding="utf-8")
+    _write(change.path, change.after)
+
+
+def undo(change: Change) -> str:
+    """Write the removal ``change`` — or, when taking memlane out leaves the file exactly as it
+    was before memlane first changed it, put that file back byte for byte (or remove the file
+    and folders install created). Returns what was done, for the user."""
+    backup = _backup_file(change.path)
+    try:
+        record = json.loads(backup.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = None
+    if record is not None and _same_json(change.after, record["before"]):
+        if record["before"] is None:
+            change.path.unlink(missing_ok=True)
+            for folder in record.get("created_folders", []):
+                try:
+                    Path(folder).rmdir()  # only when empty
+                except OSError:
+                    pass
+            done = "removed (install had created it)"
+        else:
+            _write(change.path, record["before"])
+            done = "restored as it was before memlane"
+        backup.unlink(missing_ok=True)
+        return done
+    if change.changed:
+        _write(change.path, change.after)
+    if record is not None and not installed(change.path):
+        backup.unlink(missing_ok=True)  # memlane is out; the file has other changes of the user's
+    return "memlane's entries taken out"
+
+
+def _same_json(text: str, before: str | None) -> bool:
+    if before is None:
+        return not text.strip() or _parsed(text) == {}
+    return _parsed(text) == _parsed(before)
+
+
+def _parsed(text: str):
+    try:
+        return json.loads(text) if text.strip() else {}
+    except ValueError:
+        return None
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    out, folder = [], path.parent
+    while not folder.exists():
+        out.append(folder)
+        folder = folder.parent
+    return out
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(change.after)
-    os.replace(tmp, change.path)
+        handle.write(text)
+    if mode is not None:
+        os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def ensure_git_ignores(path: Path) -> str | None:
+    """Make sure git does not commit the per-machine ``path`` (it adds it to this clone's own
+    ``.git/info/exclude``, which is never committed); what it did, or None."""
+    root = git_root(path.parent)
+    if root is None or not (root / ".git").is_dir():
+        return None
+    rel = path.absolute().relative_to(root).as_posix()
+    try:
+        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", rel], capture_output=True,
+                                 timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if ignored:
+        return None
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with open(exclude, "a", encoding="utf-8") as handle:
+        handle.write(f"\n# this machine's settings (memlane install)\n/{rel}\n")
+    return f"git ignores {rel} in this clone (.git/info/exclude)"

@@ -28,12 +28,13 @@ class Agent:
     """One agent (see the module docstring). A plain class, not a dataclass: the hook client
     imports this on every prompt, and ``dataclasses`` costs milliseconds to import."""
 
-    __slots__ = ("name", "label", "settings_folder", "settings_file", "prompt_event", "session_event", "timeout",
+    __slots__ = ("name", "label", "settings_folder", "settings_file", "local_settings_file", "prompt_event", "session_event", "timeout",
                  "session_matcher", "statusline", "flat_hooks", "named_handlers", "install_note", "normalise",
                  "root_from_payload",
                  "output", "read_transcript")
 
     def __init__(self, *, name: str, label: str, settings_folder: str, settings_file: str, prompt_event: str | None,
+                 local_settings_file: str | None = None,
                  session_event: str, timeout: int, session_matcher: str | None = None, statusline: bool = False,
                  flat_hooks: bool = False, named_handlers: bool = False, install_note: str = "", normalise=_same,
                  root_from_payload=_no_root,
@@ -41,7 +42,8 @@ class Agent:
         self.name = name  # the registry key and the ``--agent`` value
         self.label = label  # how users call it
         self.settings_folder = settings_folder  # where its hook settings live, in the repository or the home folder
-        self.settings_file = settings_file
+        self.settings_file = settings_file  # the one a team commits
+        self.local_settings_file = local_settings_file  # this machine's, beside it (None: the agent has none)
         self.prompt_event = prompt_event  # its name for the prompt event; None: its prompt hook cannot add context
         self.session_event = session_event  # its name for the session-start event
         self.timeout = timeout  # the hook timeout memlane registers, in the agent's own unit

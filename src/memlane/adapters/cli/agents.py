@@ -11,7 +11,7 @@ from pathlib import Path
 from ...errors import UsageError
 from ...guards.exits import clean
 from ..agents import DEFAULT, NAMES, PROMPT, SESSION_START, load
-from .common import command, store_args
+from .common import command, say, store_args
 
 
 def register(sub) -> None:
@@ -54,16 +54,23 @@ def register(sub) -> None:
                     description=f"{doing[0].upper()}{doing[1:]} an agent's settings: the prompt and session start "
                                 "hooks (and, for Claude Code, optionally the status line or the MCP server). Other "
                                 "hooks and settings are kept; doing it twice changes nothing.",
-                    examples=f"examples:\n  memlane {verb} claude\n  memlane {verb} claude --user --dry-run\n"
-                             f"  memlane {verb} codex")
+                    examples=f"examples:\n  memlane {verb} claude            # this machine's .claude/settings.local.json\n"
+                             f"  memlane {verb} claude --shared   # .claude/settings.json, for the whole team\n"
+                             f"  memlane {verb} claude --user --dry-run\n  memlane {verb} codex")
         p.add_argument("agent", choices=NAMES, help="the agent whose settings to change")
-        p.add_argument("--user", action="store_true",
-                       help="the agent's settings in your home folder (every project) instead of this repository's")
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--shared", action="store_true",
+                           help="the settings file your team commits (Claude Code: .claude/settings.json), with a "
+                                "command that resolves on every teammate's machine; without it, this machine's "
+                                "own settings (Claude Code: .claude/settings.local.json)")
+        where.add_argument("--user", action="store_true",
+                           help="the agent's settings in your home folder (every project)")
         if verb == "install":
             p.add_argument("--statusline", action="store_true",
                            help="also make memlane the status line (it tells the hooks how full the context is)")
-        p.add_argument("--mcp", action="store_true", help="the MCP server instead (.mcp.json, or ~/.claude.json with "
-                                                          "--user)")
+        p.add_argument("--mcp", action="store_true",
+                       help="the MCP server instead (Claude Code: ~/.claude.json for this repository; .mcp.json with "
+                            "--shared; ~/.claude.json for every project with --user)")
         p.add_argument("--dry-run", action="store_true", help="print the change as a diff, write nothing")
 
     command(sub, "mcp", func=cmd_mcp, domains=True, json=False, help="serve memory to any MCP client over stdio",
@@ -121,46 +128,75 @@ def cmd_serve(args) -> int:
 
 
 def cmd_install(args, *, remove: bool = False) -> int:
-    from ..install import InstallError, apply, mcp_config_path, plan, plan_mcp, settings_path
+    from .. import install
 
-    if getattr(args, "mcp", False):
+    scope = "user" if args.user else "shared" if getattr(args, "shared", False) else install.default_scope(args.agent)
+    if args.mcp:
         if args.agent != "claude":
             raise UsageError("--mcp registers the MCP server with Claude Code; for other clients run `memlane mcp` "
-                           "as a stdio server in their MCP settings")
-        return _install_mcp(args, remove, mcp_config_path("user" if args.user else "project"), plan_mcp, apply,
-                            InstallError)
-    path = settings_path("user" if args.user else "project", agent=args.agent)
-    try:
-        change = plan(path, args.agent, remove=remove, statusline=getattr(args, "statusline", False))
-    except InstallError as exc:
-        raise UsageError(str(exc)) from None
-    verb = "remove memlane from" if remove else "install memlane into"
+                             "as a stdio server in their MCP settings")
+        return _install_mcp(args, remove, scope)
+    path = install.settings_path(scope, agent=args.agent)
+    portable = scope == "shared"  # a file the team commits runs the same command on every machine
+    change = install.plan(path, args.agent, remove=remove, statusline=getattr(args, "statusline", False),
+                          command=install.PORTABLE_HOOK if portable else None)
     if not change.changed:
-        sys.stdout.write(f"{path}: nothing to change\n")
+        say(f"{path}: nothing to change{_elsewhere(args.agent, scope) if remove else ''}")
         return 0
     if args.dry_run:
-        sys.stdout.write(f"would {verb} {path}:\n{clean(change.diff())}")
+        say(f"would {'remove memlane from' if remove else 'install memlane into'} {path}:\n{change.diff()}")
         return 0
-    apply(change)
-    done = "removed from" if remove else "installed in"
-    sys.stdout.write(f"memlane hooks {done} {path}" + ("" if remove else f" ({load(args.agent).install_note})") + "\n")
+    if remove:
+        say(f"memlane hooks taken out of {path}: {install.undo(change)}")
+        return 0
+    install.apply(change)
+    say(f"memlane hooks installed in {path} ({load(args.agent).install_note})")
+    if scope == "local":
+        ignored = install.ensure_git_ignores(path)
+        say(f"this machine's settings, not committed{f'; {ignored}' if ignored else ''} (--shared writes the file "
+            "your team commits)")
+    problem = install.portable_problem() if portable else None
+    if problem:
+        sys.stderr.write(f"memlane: warning: {problem}\n")
     return 0
 
 
-def _install_mcp(args, remove, path, plan_mcp, apply, InstallError) -> int:  # noqa: N803
-    try:
-        change = plan_mcp(path, remove=remove)
-    except InstallError as exc:
-        raise UsageError(str(exc)) from None
+def _elsewhere(agent: str, scope: str) -> str:
+    """Where else memlane's hooks are installed for ``agent``, with the flag that reaches them."""
+    from ..install import SCOPES, installed, settings_path
+
+    flags = {"local": "", "shared": " --shared", "user": " --user"}
+    here = settings_path(scope, agent=agent)
+    others = [(s, settings_path(s, agent=agent)) for s in SCOPES if s != scope]
+    found = [f"`memlane uninstall {agent}{flags[s]}` for {p}" for s, p in others if p != here and installed(p)]
+    return f"; memlane is installed elsewhere: {', '.join(found)}" if found else ""
+
+
+def _install_mcp(args, remove: bool, scope: str) -> int:
+    from .. import install
+
+    path, project = install.mcp_config_path(scope)
+    portable = scope == "shared"  # .mcp.json is committed: the same command on every machine
+    change = install.plan_mcp(path, remove=remove, command=install.PORTABLE_CLI if portable else None,
+                              project=project)
+    where = f"{path} (this repository, this machine)" if project else str(path)
     if not change.changed:
-        sys.stdout.write(f"{path}: nothing to change\n")
+        say(f"{where}: nothing to change")
     elif args.dry_run:
-        sys.stdout.write(f"would {'remove memlane from' if remove else 'register memlane in'} {path}:\n{clean(change.diff())}")
+        say(f"would {'remove memlane from' if remove else 'register memlane in'} {where}:\n{change.diff()}")
+    elif remove:
+        say(f"memlane MCP server taken out of {where}: {install.undo(change)}")
     else:
-        apply(change)
-        sys.stdout.write(f"memlane MCP server {'removed from' if remove else 'registered in'} {path}"
-                         + ("" if remove else " (the same as `claude mcp add memlane -- memlane mcp`; needs the "
-                            "[mcp] extra: pip install 'memlane[mcp]')") + "\n")
+        install.apply(change)
+        flag = {"local": "", "shared": " --scope project", "user": " --scope user"}[scope]
+        say(f"memlane MCP server registered in {where} (the same as `claude mcp add{flag} memlane -- memlane mcp`; "
+            "check with /mcp in Claude Code)")
+        if install.mcp_missing():
+            sys.stderr.write("memlane: warning: this installation lacks the MCP SDK; install it with: "
+                             "pip install 'memlane[mcp]'\n")
+        problem = install.portable_problem(install.PORTABLE_CLI) if portable else None
+        if problem:
+            sys.stderr.write(f"memlane: warning: {problem}\n")
     return 0
 
 
@@ -183,9 +219,9 @@ def agent_status(args) -> dict:
     hooks = {}
     for agent in NAMES:
         found = {}
-        for scope in ("project", "user"):
+        for scope in ("local", "shared", "user"):
             path = settings_path(scope, agent=agent)
-            if installed(path):
+            if scope not in found and str(path) not in found.values() and installed(path):
                 found[scope] = str(path)
         hooks[agent] = found
     stores = [str(Path(s).expanduser().resolve()) for s in (args.store or [])]
