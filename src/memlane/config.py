@@ -357,7 +357,7 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
                 config.refused.append({"key": "(the whole file)", "reason": f"unreadable: {exc}"})
                 config.repository_file = str(path)
                 continue
-            raise ConfigError(f"{path}: {exc}") from None
+            raise ConfigError(f"{path}: {exc}", path=path) from None
         if path == repo_file:
             config = _apply_repository(config, data, repo_root)
             config.repository_file = str(path)
@@ -366,9 +366,15 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
                 _apply(config, data, "")
                 _absolute_paths(config, path.parent)
             except ConfigError as exc:
-                raise ConfigError(f"{path}: {exc}") from None
+                raise ConfigError(f"{path}: {exc}", path=path) from None
         config.sources.append(str(path))
-    return config.validate()
+    user_files = [s for s in config.sources if s != config.repository_file]
+    try:
+        return config.validate()
+    except ConfigError as exc:
+        if not user_files:
+            raise
+        raise ConfigError(f"{', '.join(user_files)}: {exc}", path=Path(user_files[-1])) from None
 
 
 def _apply_repository(config: Config, data: dict, repo_root: Path) -> Config:

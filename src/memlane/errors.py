@@ -24,7 +24,11 @@ class MemlaneError(Exception):
 
 
 class ConfigError(MemlaneError, ValueError):
-    """A setting is unknown or has a bad value."""
+    """A setting is unknown or has a bad value; ``path``: the config file it is in, when known."""
+
+    def __init__(self, message: str, path=None):
+        super().__init__(message)
+        self.path = path
 
 
 class IndexRefused(MemlaneError, PermissionError):

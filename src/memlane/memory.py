@@ -55,7 +55,7 @@ class Memory:
         self.repo = git_root(self.cwd)
         self.config = config or load_config(self.repo)
         self._explicit = None if stores is None else list(stores)
-        self.specs = self._resolve_specs(self._explicit)
+        self.specs = self._existing_specs()
         self._files = Refresher(str(index_path or self.config.index.path or self._default_index_path()),
                                 self.specs, self.config, graph_builder=rebuild_graph, graph_version=GRAPH_VERSION,
                                 storage=storage)
@@ -71,16 +71,17 @@ class Memory:
         self._heals_seen = 0
 
     # -- setup ----------------------------------------------------------------------
-    def _resolve_specs(self, stores) -> list[StoreSpec]:
+    def _existing_specs(self) -> list[StoreSpec]:
         """The stores in play that exist (see ``candidate_specs``)."""
-        return [spec for spec in self.candidate_specs(stores) if spec.path.is_dir()]
+        return [spec for spec in self.candidate_specs() if spec.path.is_dir()]
 
-    def candidate_specs(self, stores=None) -> list[StoreSpec]:
+    def candidate_specs(self) -> list[StoreSpec]:
         """Every store this Memory reads, whether its folder exists yet or not: the folders given,
         or — from the configuration — the mounted folders, the user store, and this repository's
         project store (Claude Code's memory folder, or memlane's own when ``stores.claude_code``
         is off). A note written to one that did not exist yet is read from then on, by the same
         index (the index is keyed by these, not by what exists)."""
+        stores = self._explicit
         if stores is not None:
             return [s if isinstance(s, StoreSpec) else StoreSpec(Path(s).expanduser().resolve(), "project",
                                                                  label="--store") for s in stores]
@@ -106,11 +107,11 @@ class Memory:
 
     def reload_stores(self) -> None:
         """Read the stores again (after a note created a store folder that did not exist)."""
-        self.specs = self._resolve_specs(self._explicit)
+        self.specs = self._existing_specs()
         self._files.specs = self.specs
 
     def _default_index_path(self) -> Path:
-        key = "\n".join(sorted(f"{s.scope}:{s.path}" for s in self.candidate_specs(self._explicit)))
+        key = "\n".join(sorted(f"{s.scope}:{s.path}" for s in self.candidate_specs()))
         digest = hashlib.sha256(key.encode()).hexdigest()[:16]
         return cache_home() / "index" / f"{digest}.sqlite"
 

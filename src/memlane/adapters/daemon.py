@@ -40,6 +40,7 @@ import sys
 import threading
 import time
 
+from .agents import PROMPT, SESSION_START
 from .hookclient import daemon_key, private_dir, project_root, socket_path
 from .workspace import Busy, Workspace
 
@@ -185,6 +186,7 @@ def _handle(conn: socket.socket, workspace: Workspace, deadline: float) -> str |
     if uid is not None and uid != os.getuid():
         log.warning("refused a connection from uid %s", uid)
         return None
+    event, agent, stdin = "", "", b""
     try:
         data = _read_request(conn, min(deadline, time.monotonic() + READ_DEADLINE_S))
         head, _, stdin = data.partition(b"\n")
@@ -201,9 +203,20 @@ def _handle(conn: socket.socket, workspace: Workspace, deadline: float) -> str |
         return None
     except Exception as exc:  # noqa: BLE001 - one bad request must not stop the daemon; the hook stays silent
         log.warning("request failed: %s: %s", type(exc).__name__, exc)
-        stdout = ""
+        stdout = _memory_off(event, stdin, agent, exc) if stdin and event in (SESSION_START, PROMPT) else ""
     _reply(conn, b"ok\n" + stdout.encode("utf-8"))
     return None
+
+
+def _memory_off(event: str, stdin: bytes, agent: str, exc: BaseException) -> str:
+    """The once-per-session notice that memory is off (``hook.memory_off``), or nothing."""
+    from .hook import memory_off, parse_payload
+
+    try:
+        payload = parse_payload(stdin.decode("utf-8", "replace"), agent or "claude")
+        return memory_off(event, payload, agent or "claude", exc)
+    except Exception:  # noqa: BLE001 - unreadable input: only logged
+        return ""
 
 
 def tune_threads() -> None:

@@ -106,6 +106,7 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
     notes (the fast fallback while the daemon starts)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     _file_logging()
+    payload = None
     try:
         payload = parse_payload(stdin.read(), agent)
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
@@ -130,7 +131,33 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
         return 0
     except Exception as exc:  # noqa: BLE001 - a hook must never block the agent
         log.warning("hook %s failed, nothing injected: %s: %s", event, type(exc).__name__, exc)
+        try:
+            stdout.write(memory_off(event, payload, agent, exc))
+        except Exception:  # noqa: BLE001 - not even the notice may fail the hook
+            pass
         return 0
+
+
+def memory_off(event: str, payload: dict | None, agent: str, exc: BaseException) -> str:
+    """What a hook prints when memory cannot answer because of the setup (a broken config, an
+    unreadable store or index): once per session, a line the user sees — and the model does not —
+    saying memory is off, why, and what shows the fix; nothing otherwise. Unreadable hook input
+    and a moment's contention (a lock held, a deadline) are not the user's setup: only logged."""
+    import sqlite3
+
+    transient = isinstance(exc, (TimeoutError, json.JSONDecodeError)) or (
+        isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower())
+    if payload is None or transient:
+        return ""
+    from ..guards.exits import clean
+    from ..inject.session import first_time_told
+    from ..retrieve.recalled import shorten
+
+    if not first_time_told(str(payload.get("session_id") or ""), "memory-off"):
+        return ""
+    reason = shorten(clean(str(exc) or type(exc).__name__), 300)
+    return load(agent).notice_output(event, f"memlane: memory is off in this session ({reason}). "
+                                            "Run `memlane doctor` in this project to see what to fix.")
 
 
 def run_statusline(stdin=None, stdout=None) -> int:

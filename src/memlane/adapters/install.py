@@ -280,15 +280,22 @@ def mcp_missing() -> bool:
 # -- reading and writing the files ---------------------------------------------------------------
 def installed(path: Path) -> bool:
     """Whether the settings file at ``path`` holds memlane's hooks."""
+    return bool(memlane_commands(path))
+
+
+def memlane_commands(path: Path) -> list[str]:
+    """The commands of memlane's hooks in the settings file at ``path`` (none when it has none
+    or cannot be read)."""
     try:
         settings = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return []
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    return isinstance(hooks, dict) and any(
-        isinstance(g, dict) and (_is_ours(g) if "command" in g else
-                                 any(isinstance(h, dict) and _is_ours(h) for h in g.get("hooks", [])))
-        for groups in hooks.values() if isinstance(groups, list) for g in groups)
+    if not isinstance(hooks, dict):
+        return []
+    handlers = [h for groups in hooks.values() if isinstance(groups, list) for g in groups if isinstance(g, dict)
+                for h in ([g] if "command" in g else g.get("hooks", []) if isinstance(g.get("hooks"), list) else [])]
+    return [str(h["command"]) for h in handlers if isinstance(h, dict) and _is_ours(h)]
 
 
 def _backup_file(path: Path) -> Path:

@@ -92,10 +92,27 @@ def _rank(depth: str) -> int:
         return -1
 
 
+def first_time_told(session_id: str, what: str) -> bool:
+    """True the first time in a session that the user is told ``what`` (a one-word topic), and
+    False after: a marker file is created exclusively, so two hooks at once tell it once. A
+    session without an id cannot remember, and is told each time."""
+    if not session_id:
+        return True
+    path = sessions_dir() / f"{_safe(session_id)}.{_safe(what)}.told"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        return True
+    except FileExistsError:
+        return False
+    except OSError:
+        return True  # cannot remember: telling twice beats never telling
+
+
 def prune_old_sessions(now: float | None = None) -> None:
     now = time.time() if now is None else now
     try:
-        for path in sessions_dir().glob("*.json"):
+        for path in sessions_dir().iterdir():
             if now - path.stat().st_mtime > KEEP_DAYS * 86_400:
                 path.unlink(missing_ok=True)
     except OSError:

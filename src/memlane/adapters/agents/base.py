@@ -28,17 +28,16 @@ class Agent:
     """One agent (see the module docstring). A plain class, not a dataclass: the hook client
     imports this on every prompt, and ``dataclasses`` costs milliseconds to import."""
 
-    __slots__ = ("name", "label", "settings_folder", "settings_file", "local_settings_file", "prompt_event", "session_event", "timeout",
-                 "session_matcher", "statusline", "flat_hooks", "named_handlers", "install_note", "normalise",
-                 "root_from_payload",
-                 "output", "read_transcript")
+    __slots__ = ("name", "label", "settings_folder", "settings_file", "local_settings_file", "prompt_event",
+                 "session_event", "timeout", "session_matcher", "statusline", "flat_hooks", "named_handlers",
+                 "install_note", "tells_user", "normalise", "root_from_payload", "output", "read_transcript")
 
     def __init__(self, *, name: str, label: str, settings_folder: str, settings_file: str, prompt_event: str | None,
                  local_settings_file: str | None = None,
                  session_event: str, timeout: int, session_matcher: str | None = None, statusline: bool = False,
-                 flat_hooks: bool = False, named_handlers: bool = False, install_note: str = "", normalise=_same,
-                 root_from_payload=_no_root,
-                 output=None, read_transcript=None):
+                 flat_hooks: bool = False, named_handlers: bool = False, install_note: str = "",
+                 tells_user: bool = True, normalise=_same, root_from_payload=_no_root, output=None,
+                 read_transcript=None):
         self.name = name  # the registry key and the ``--agent`` value
         self.label = label  # how users call it
         self.settings_folder = settings_folder  # where its hook settings live, in the repository or the home folder
@@ -52,6 +51,7 @@ class Agent:
         self.flat_hooks = flat_hooks  # its settings list handlers directly under an event (no matcher groups)
         self.named_handlers = named_handlers  # each handler carries a "name"
         self.install_note = install_note  # what the user should know after ``memlane install``
+        self.tells_user = tells_user  # its hook output may carry a "systemMessage" the user sees, the model not
         #: the hook input in the shape memlane's layers read (session id, working folder, prompt)
         self.normalise = normalise
         #: the project root the raw hook input names, for agents that do not run hooks in the project
@@ -65,6 +65,17 @@ class Agent:
         if self.output is not None:
             return self.output(event, text)
         return hook_specific_output(self.session_event if event == SESSION_START else self.prompt_event, text)
+
+    def notice_output(self, event: str, message: str) -> str:
+        """The hook's stdout telling the user ``message`` (shown to the user, not given to the
+        model) and injecting nothing; the no-context output when the agent has no such field."""
+        if not self.tells_user:
+            return self.hook_output(event, "")
+        import json
+
+        name = self.session_event if event == SESSION_START else self.prompt_event
+        return json.dumps({"systemMessage": message, "hookSpecificOutput": {"hookEventName": name}},
+                          ensure_ascii=False)
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r})"

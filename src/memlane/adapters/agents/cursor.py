@@ -38,5 +38,5 @@ def _output(event: str, text: str) -> str:
 AGENT = Agent(
     name="cursor", label="Cursor", settings_folder=".cursor", settings_file="hooks.json", prompt_event=None,
     session_event="sessionStart", timeout=0, flat_hooks=True,
-    install_note="sessionStart only: Cursor's beforeSubmitPrompt cannot add context",
+    install_note="sessionStart only: Cursor's beforeSubmitPrompt cannot add context", tells_user=False,
     normalise=_normalise, root_from_payload=_root, output=_output)

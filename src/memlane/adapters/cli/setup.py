@@ -3,6 +3,8 @@ refresh the index now, with progress), ``doctor`` (what is configured, what work
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...config import DEFAULT_CONFIG_TOML, config_home
 from ...memory import Memory
 from ..progress import ProgressBar
@@ -94,10 +96,44 @@ def _index_domains(args, memory: Memory) -> dict:
 
 
 def cmd_doctor(args) -> int:
+    """Exit 0 when memory works here, 1 when something keeps it from working (each problem says
+    what, where and how to fix it)."""
+    from .. import doctor
     from .agents import agent_status
 
-    memory = open_memory(args)
-    data = memory.doctor()
+    memory, problems = doctor.open_memory_for_doctor(open_memory, args)
+    problems += doctor.check_stores(memory)
+    refreshed, index_problems = doctor.check_index(memory)
+    problems += index_problems
+    try:
+        data = memory.doctor()
+    except Exception as exc:  # noqa: BLE001 - the index could not even be described: that is the finding
+        data = {"index": {"path": memory.index_path, "exists": Path(memory.index_path).exists(),
+                          "integrity": f"{type(exc).__name__}: {exc}", "units": 0, "embeddings": 0}}
+        problems.append(doctor.Problem(f"the index cannot be read: {exc}", memory.index_path,
+                                       "move the file aside and run `memlane index`"))
+        data = {**_fallback_doctor(memory), **data}
+    data["agents"] = agent_status(args)
+    problems += doctor.check_hooks(data["agents"]["hooks"])
+    data["hook_failures"] = doctor.recent_hook_failures()
+    data["problems"] = [p.as_dict() for p in problems]
+    data["refresh"] = refreshed
+    emit(args, data, "\n".join(_doctor_lines(data, problems)))
+    return 1 if problems else 0
+
+
+def _fallback_doctor(memory: Memory) -> dict:
+    return {"config_files": memory.config.sources or ["(none: defaults)"],
+            "repository_config": {"file": memory.config.repository_file, "refused": memory.config.refused},
+            "repository": str(memory.repo) if memory.repo else None, "claude_code_memory": "(not checked)",
+            "user_store": str(memory.config.user_store_path()), "stores": [],
+            "embedder": {"name": None, "status": "not checked"},
+            "retrieve": {"fusion": memory.config.retrieve.fusion, "min_score": memory.config.retrieve.min_score,
+                         "long_notes": memory.config.embed.long_notes},
+            "domains": {"docs": [], "transcripts": [], "code": [], "privacy_exclude": []}}
+
+
+def _doctor_lines(data: dict, problems) -> list[str]:
     lines = [f"config files: {', '.join(data['config_files'])}"]
     repo_config = data["repository_config"]
     if repo_config["file"]:
@@ -105,16 +141,16 @@ def cmd_doctor(args) -> int:
                      + ("everything it asks for applies" if not repo_config["refused"] else
                         f"{len(repo_config['refused'])} setting(s) refused"))
         lines += [f"  refused {r['key']}: {r['reason']}" for r in repo_config["refused"]]
-    lines += [
-             f"repository: {data['repository'] or '(not in a git repository)'}",
-             f"claude code memory: {data['claude_code_memory']}",
-             f"user store: {data['user_store']}"]
+    lines += [f"repository: {data['repository'] or '(not in a git repository)'}",
+              f"claude code memory: {data['claude_code_memory']}",
+              f"user store: {data['user_store']}"]
     for s in data["stores"]:
         flag = "ok" if s["exists"] else "MISSING"
         lines.append(f"store [{flag}] ({s['scope']}, {s['source']}{', read-only' if s['read_only'] else ''}): "
                      f"{s['path']}{'' if s['has_MEMORY.md'] else '  (no MEMORY.md)'}")
     if not data["stores"]:
-        lines.append("stores: none (use --store DIR, or mount folders in the config; see memlane init)")
+        lines.append("stores: none yet (a first note creates this project's: memlane add …; memlane init creates "
+                     "yours; --store DIR reads any folder)")
     i = data["index"]
     lines.append(f"index: {i['path']} ({'exists' if i['exists'] else 'not built yet'}; integrity {i['integrity']}; "
                  f"{i['units']} units, {i['embeddings']} vectors)")
@@ -123,15 +159,21 @@ def cmd_doctor(args) -> int:
     lines.append(f"retrieve: fusion {data['retrieve']['fusion']}, min_score {data['retrieve']['min_score']}, "
                  f"long notes {data['retrieve']['long_notes']}")
     d = data["domains"]
-    lines.append("other domains: " + ("; ".join(f"{name} {', '.join(d[name])}" for name in ("docs", "transcripts", "code")
+    lines.append("other sources: " + ("; ".join(f"{name} {', '.join(d[name])}" for name in ("docs", "transcripts", "code")
                                                if d[name]) or "none configured ([domains] docs, transcripts, code)"))
     if d["privacy_exclude"]:
         lines.append(f"privacy.exclude: {', '.join(d['privacy_exclude'])}")
-    data["agents"] = agent_status(args)
     for agent, where in data["agents"]["hooks"].items():
         lines.append(f"hooks for {agent}: " + (", ".join(f"{scope} ({path})" for scope, path in where.items())
                                                or "not installed (memlane install " + agent + ")"))
     daemon = data["agents"]["daemon"]
     lines.append(f"daemon: {'running' if daemon['running'] else 'not running'} ({daemon['socket']})")
-    emit(args, data, "\n".join(lines))
-    return 0
+    if data["hook_failures"]:
+        lines.append("the hooks' last failures (hook.log, past day):")
+        lines += [f"  {line}" for line in data["hook_failures"]]
+    if problems:
+        lines.append(f"\n{len(problems)} problem(s) keep memory from working here:")
+        lines += [f"- {p}" for p in problems]
+    else:
+        lines.append("\nmemory works here.")
+    return lines

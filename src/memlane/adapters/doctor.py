@@ -1,0 +1,147 @@
+"""``memlane doctor``'s checks: whatever would keep memory from working here — a config that does
+not load, a memory folder that cannot be read, an index that cannot be kept, installed hooks whose
+command does not run — each as a :class:`Problem` saying what, where, and how to fix it. The
+hooks stay silent on these (a hook never blocks the agent); the doctor is where they are named.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..config import Config, cache_home, config_home
+from ..errors import ConfigError
+from ..memory import Memory
+
+
+@dataclass
+class Problem:
+    what: str
+    where: str
+    fix: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.what}\n    where: {self.where}\n    fix: {self.fix}"
+
+
+def open_memory_for_doctor(open_memory, args) -> tuple[Memory, list[Problem]]:
+    """The Memory the hooks would open here; when the config does not load, the problem and a
+    Memory on the defaults (so the rest can still be checked)."""
+    try:
+        return open_memory(args), []
+    except ConfigError as exc:
+        where = str(exc.path or config_home() / "config.toml")
+        problem = Problem(f"the config does not load, so the hooks inject nothing: {exc}", where,
+                          "correct or remove that setting (docs/configuration.md lists every setting with its "
+                          "default and meaning)")
+        from .cli.common import store_args
+
+        memory = Memory(store_args(args), config=Config().validate(), embedder=getattr(args, "embedder", None),
+                        index_path=getattr(args, "index", None))
+        memory.config.sources = [f"{where} (does not load: what follows uses the defaults)"]
+        return memory, [problem]
+
+
+def check_stores(memory: Memory) -> list[Problem]:
+    """Memory folders that are configured but missing, or there but unreadable."""
+    problems = []
+    for spec in memory.candidate_specs():
+        if not spec.path.exists():
+            if spec.label == "config":
+                problems.append(Problem("a mounted memory folder does not exist", str(spec.path),
+                                        "create it, or take it out of [stores] mounts in your config"))
+            continue  # the user store and the project store are created by the first note
+        if not spec.path.is_dir():
+            problems.append(Problem("a memory folder is not a folder", str(spec.path),
+                                    "move the file aside, or point the setting at a folder"))
+        elif not os.access(spec.path, os.R_OK | os.X_OK):
+            problems.append(Problem("a memory folder cannot be read", str(spec.path),
+                                    f"give yourself read access: chmod u+rx '{spec.path}'"))
+    return problems
+
+
+def check_index(memory: Memory) -> tuple[dict | None, list[Problem]]:
+    """Bring the keyword index up to date, as a hook would; what that reported, and what kept it
+    from working."""
+    path = memory.index_path
+    try:
+        report = memory.refresh(embed=False)
+    except Exception as exc:  # noqa: BLE001 - whatever it is, it is the problem to report
+        return None, [Problem(f"the index cannot be read or built: {type(exc).__name__}: {exc}", str(path),
+                              "move the file aside and run `memlane index` (memlane rebuilds it from the notes)")]
+    problems = []
+    trouble = report.get("index_problem")
+    if trouble and "locked" not in trouble.lower():  # a lock held by another process passes by itself
+        problems.append(Problem(f"the index cannot be written ({trouble}); every hook reads the notes again from "
+                                "scratch", str(path),
+                                "make its folder writable and yours, or set [index] path to a folder you own"))
+    try:
+        integrity = memory.index.check_integrity()
+    except Exception as exc:  # noqa: BLE001
+        integrity = str(exc)
+    if integrity:
+        problems.append(Problem(f"the index is damaged: {integrity}", str(memory.index_path),
+                                "run `memlane index` (a damaged index is moved aside and rebuilt)"))
+    return report.as_dict(), problems
+
+
+def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
+    """Installed hooks whose command would not run on this machine."""
+    from .install import memlane_commands
+
+    flags = {"local": "", "shared": " --shared", "user": " --user"}
+    problems = []
+    for agent, where in hooks.items():
+        for scope, path in where.items():
+            for command in memlane_commands(Path(path)):
+                program = _program(command)
+                if program is None or _runs(program):
+                    continue
+                fix = (f"install memlane as a tool so `{program}` is on your PATH (pipx install memlane), or run "
+                       f"`memlane install {agent}` for this machine's own settings" if "/" not in program else
+                       f"run `memlane install {agent}{flags[scope]}` again from the memlane you use now")
+                problems.append(Problem(f"the {agent} hooks run `{program}`, which does not exist here, so they "
+                                        "inject nothing", path, fix))
+                break
+    return problems
+
+
+def recent_hook_failures(hours: float = 24.0, limit: int = 3) -> list[str]:
+    """The last hook failures logged in ``hook.log`` within ``hours`` (newest last)."""
+    path = cache_home() / "hook.log"
+    try:
+        if time.time() - path.stat().st_mtime > hours * 3600:
+            return []
+        with open(path, "rb") as handle:
+            handle.seek(max(0, path.stat().st_size - 200_000))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    cutoff = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - hours * 3600))
+    failed = [line for line in lines if (" failed" in line or "not answered" in line) and line[:19] >= cutoff]
+    return failed[-limit:]
+
+
+def _program(command: str) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[0] if words else None
+
+
+def _runs(program: str) -> bool:
+    if "/" in program:
+        return os.path.isfile(program) and os.access(program, os.X_OK)
+    return shutil.which(program) is not None
+
+
+__all__ = ["Problem", "check_hooks", "check_index", "check_stores", "open_memory_for_doctor",
+           "recent_hook_failures"]

@@ -1,0 +1,145 @@
+"""When memory cannot work here, the user hears of it: ``memlane doctor`` names each problem (what,
+where, how to fix it) and exits 1; a hook still never blocks, but once per session its output
+carries a line the user sees and the model does not (``systemMessage``) saying memory is off."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import write_note
+from memlane.adapters import hookclient
+from memlane.adapters.cli import main as cli
+from memlane.adapters.hook import run_hook
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch, sealed_env):
+    root = tmp_path / "repo"
+    (root / ".git" / "info").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    return root
+
+
+def broken_config(sealed_env, text='[retrieve]\nfusion = "bogus"\n'):
+    path = sealed_env / "config" / "memlane" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def hook(event, session="s1", cwd=None, agent="claude"):
+    out = io.StringIO()
+    data = {"session_id": session, "cwd": str(cwd) if cwd else None, "prompt": "how do we deploy?",
+            "hook_event_name": "UserPromptSubmit"}
+    assert run_hook(event, stdin=io.StringIO(json.dumps(data)), stdout=out, embedder="none", agent=agent) == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("text", ['[retrieve]\nfusion = "bogus"\n', "[retrieve\nfusion = 1\n", "[nope]\nx = 1\n"])
+def test_doctor_names_a_broken_config_and_exits_1(repo, sealed_env, capsys, text):
+    path = broken_config(sealed_env, text)
+    assert cli(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "problem(s) keep memory from working here" in out and f"where: {path}" in out and "fix:" in out
+    assert cli(["doctor", "--json"]) == 1
+    (problem,) = json.loads(capsys.readouterr().out)["problems"]
+    assert problem["where"] == str(path) and "config does not load" in problem["what"]
+
+
+def test_doctor_on_a_working_setup_exits_0(repo, capsys):
+    assert cli(["doctor"]) == 0
+    assert "memory works here." in capsys.readouterr().out
+
+
+def test_doctor_names_a_missing_mount_an_index_it_cannot_keep_and_a_dead_hook(repo, sealed_env, tmp_path, capsys):
+    foreign = tmp_path / "not-an-index.sqlite"
+    foreign.write_text("a file of the user's")
+    broken_config(sealed_env, f'[stores]\nmounts = [{{path = "{tmp_path / "gone"}", scope = "project"}}]\n'
+                              f'[index]\npath = "{foreign}"\n')
+    settings = repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "/old/venv/bin/memlane-hook user-prompt-submit"}]}]}}))
+    assert cli(["doctor", "--json"]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    by_where = {p["where"]: p for p in problems}
+    assert "does not exist" in by_where[str(tmp_path / "gone")]["what"]
+    assert "cannot be written" in by_where[str(foreign)]["what"]
+    assert "/old/venv/bin/memlane-hook" in by_where[str(settings)]["what"]
+    assert "memlane install claude" in by_where[str(settings)]["fix"]
+    assert foreign.read_text() == "a file of the user's"  # diagnosing touched nothing of the user's
+
+
+def test_a_hook_says_once_per_session_that_memory_is_off(repo, sealed_env):
+    path = broken_config(sealed_env)
+    first = json.loads(hook("user-prompt-submit", cwd=repo))
+    assert "memory is off" in first["systemMessage"] and str(path) in first["systemMessage"]
+    assert "memlane doctor" in first["systemMessage"]
+    assert "additionalContext" not in first["hookSpecificOutput"]  # nothing for the model
+    assert hook("user-prompt-submit", cwd=repo) == ""  # once per session
+    assert hook("session-start", cwd=repo) == ""
+    again = json.loads(hook("session-start", session="s2", cwd=repo))
+    assert again["hookSpecificOutput"]["hookEventName"] == "SessionStart" and "memory is off" in again["systemMessage"]
+    assert json.loads(hook("session-start", session="s3", cwd=repo, agent="codex"))["systemMessage"]
+    assert hook("session-start", session="s4", cwd=repo, agent="cursor") == "{}"  # Cursor has no such field
+    assert "ConfigError" in (sealed_env / "cache" / "hook.log").read_text()
+
+
+def test_unreadable_hook_input_is_only_logged(repo, sealed_env):
+    broken_config(sealed_env)
+    out = io.StringIO()
+    assert run_hook("user-prompt-submit", stdin=io.StringIO("{not json"), stdout=out, embedder="none") == 0
+    assert out.getvalue() == ""
+
+
+def test_a_working_hook_says_nothing_to_the_user(repo, sealed_env):
+    write_note(sealed_env / "data" / "memlane" / "user", "user_deploy.md",
+               "---\nname: user_deploy\ndescription: how we deploy\ntype: user\n---\nDeploy with make ship.\n")
+    out = hook("user-prompt-submit", cwd=repo)
+    assert out and "systemMessage" not in out
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
+def test_a_daemon_whose_config_breaks_tells_the_user_once(repo, sealed_env, tmp_path):
+    store = tmp_path / "store"
+    write_note(store, "deploy.md", "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\nmake ship\n")
+    config = broken_config(sealed_env, "[retrieve]\nfusion = \"hybrid\"\n")
+    args = ["--store", str(store), "--embedder", "none", "--index", str(tmp_path / "i.sqlite")]
+    root = hookclient.project_root(str(repo))
+    key = hookclient.daemon_key(root, [str(store)], "none", str(tmp_path / "i.sqlite"))
+    proc = subprocess.Popen([sys.executable, "-m", "memlane.adapters.daemon", "--key", key, "--root", root, *args,
+                             "--idle-minutes", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = hookclient.socket_path(key)
+    try:
+        for _ in range(300):
+            if hookclient.ask_daemon(path, "ping") is not None:
+                break
+            time.sleep(0.05)
+        request = json.dumps({"session_id": "d1", "cwd": str(repo), "prompt": "how do we deploy?"})
+        assert "deploy" in hookclient.ask_daemon(path, "user-prompt-submit claude", request)
+        time.sleep(0.05)
+        config.write_text('[retrieve]\nfusion = "bogus"\n')
+        answer = hookclient.ask_daemon(path, "user-prompt-submit claude", request)
+        assert "memory is off" in json.loads(answer)["systemMessage"]
+        assert hookclient.ask_daemon(path, "user-prompt-submit claude", request) == ""
+    finally:
+        hookclient.ask_daemon(path, "stop")
+        proc.wait(timeout=30)
+
+
+def test_a_moment_of_contention_is_not_called_memory_off(sealed_env):
+    import sqlite3
+
+    from memlane.adapters.hook import memory_off
+
+    assert memory_off("user-prompt-submit", {"session_id": "t1"}, "claude",
+                      sqlite3.OperationalError("database is locked")) == ""
+    assert memory_off("user-prompt-submit", {"session_id": "t1"}, "claude", TimeoutError("deadline")) == ""
+    assert "memory is off" in memory_off("user-prompt-submit", {"session_id": "t1"}, "claude", OSError("gone"))
