@@ -36,5 +36,6 @@ def rebuild_graph(store, changed: bool = True) -> bool:
     older version; returns whether it did."""
     if not changed and store.get_meta("graph") == GRAPH_VERSION:
         return False
-    store.replace_graph(build_graph(store.link_facts(), store.stored_structure()))
+    with store.transaction():  # read and write in one go: another process's sync cannot come between
+        store.replace_graph(build_graph(store.link_facts(), store.stored_structure()))
     return True

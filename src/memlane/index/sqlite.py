@@ -100,7 +100,11 @@ class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore):
 
     @contextmanager
     def transaction(self):
-        """One write transaction (``BEGIN IMMEDIATE``: the write lock is taken at once)."""
+        """One write transaction (``BEGIN IMMEDIATE``: the write lock is taken at once). Inside one
+        already open, it joins it: what reads and then writes in one go stays one transaction."""
+        if self.conn.in_transaction:
+            yield self
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self
