@@ -156,7 +156,7 @@ def test_refusals_are_tool_errors_and_the_server_goes_on(tmp_path, store):
         assert out[label].is_error, label
     assert "no note with id 'no_such_note'" in text(out["unknown"])
     assert "is not a note id" in text(out["traversal"]) and "is not a note id" in text(out["absolute"])
-    assert "k must be between 1 and 50" in text(out["big_k"])
+    assert "k must be between 1 and 100" in text(out["big_k"])
     assert "no note with id 'vault_access'" in text(out["private_get"])
     assert "one plain file name" in text(out["bad_name"]) and "one line" in text(out["injection"])
     assert out["private_resource"] and SECRET not in out["private_resource"]

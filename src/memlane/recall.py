@@ -50,6 +50,10 @@ class RecallPlan:
     k: int | None = None
 
 
+#: the most results one recall returns (the CLI's ``--k`` and the MCP tools' ``k`` hold to it)
+MAX_K = 100
+
+
 @dataclass
 class RecallOutcome:
     selected: list[Hit]  # what is recalled, in order (constellation companions and remote associates included)
@@ -60,7 +64,9 @@ class RecallOutcome:
 def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder | None, plan: RecallPlan,
                query_vector=None, exclude: frozenset[int] = frozenset(), now: float | None = None) -> RecallOutcome:
     rc, ac, sc = config.retrieve, config.associate, config.score
-    k = plan.k or rc.k
+    k = rc.k if plan.k is None else plan.k
+    if not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
     timings: dict[str, float] = {}
     started = time.perf_counter()
     if not query_terms(prompt):

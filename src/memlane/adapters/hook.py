@@ -95,9 +95,9 @@ def _final_text(text: str, max_chars: int) -> str:
     field: a title, a hook, a path), terminal and bidi controls stripped, and the host's cap held
     whatever that changed."""
     from ..guards.exits import clean
+    from ..retrieve.recalled import cut
 
-    text = clean(text)
-    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+    return cut(clean(text), max_chars)
 
 
 def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,

@@ -30,12 +30,14 @@ from typing import Literal
 from ..errors import ToolError
 from ..index.text import estimate_tokens
 from ..memory import Depth, Memory
+from ..recall import MAX_K as RECALL_MAX_K
+from ..retrieve.recalled import shorten
 from .workspace import Workspace
 
 log = logging.getLogger("memlane.mcp")
 
 MAX_TOKENS = 20_000  # under Claude Code's 25,000-token cap, with room for the envelope
-MAX_K = 50
+MAX_K = RECALL_MAX_K  # the same bound as the CLI's --k; the output cap above keeps any k in budget
 MAX_IDS = 20
 OTHER_DOMAINS = ("knowledge", "transcripts", "code")  # get() takes their units as "domain:address"
 SCOPES = ("user", "project")
@@ -270,7 +272,7 @@ def _shape_hit(hit: dict, depth: Depth) -> dict:
     out = {"id": f"{hit['domain']}:{hit['address']}", "activation": hit["activation"], "why": hit.get("why", "")}
     if depth in (Depth.SUMMARY, Depth.FULL):
         first = next((line.strip() for line in hit["text"].splitlines() if line.strip()), "")
-        out.update({"title": hit.get("title"), "summary": first[:160], "path": hit["path"]})
+        out.update({"title": hit.get("title"), "summary": shorten(first, 160), "path": hit["path"]})
     if depth is Depth.FULL:
         out["text"] = hit["text"]
     return out

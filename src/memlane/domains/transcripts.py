@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..index.text import fts_match_expression, fts_text, query_terms
 from ..guards.privacy import OUTSIDE, PrivacyGate
+from ..retrieve.recalled import shorten
 from .base import Recalled, index_file, open_index, term_coverage
 from .turns import Piece, extract_turn
 
@@ -508,7 +509,7 @@ class TranscriptDomain:
             meta["truncated"] = {"indexed_chars": len(row["text"]), "chars": row["chars"]}
         return Recalled.of_domain(domain=self.name, path=row["path"], address=f"session {row['session']} turn {row['turn']}",
                          text="\n".join(lines), activation=round(min(1.0, max(0.0, activation)), 4),
-                         title=f"{row['role']}: {first_line[:80]}", why=why, meta=meta)
+                         title=f"{row['role']}: {shorten(first_line, 80)}", why=why, meta=meta)
 
     def fetch(self, address: str) -> Recalled | None:
         """The turn at ``address`` ("session <id> turn <n>") with its window, or None."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..config import Bracket
 from ..index.text import estimate_tokens
-from ..retrieve.recalled import PREVIEW_CHARS, Recalled, shorten
+from ..retrieve.recalled import PREVIEW_CHARS, Recalled, cut, shorten
 
 PREVIEW = 160  # the longest one-line form of another domain's unit
 
@@ -122,10 +122,8 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
         parts.append((index_header + "\n" if full_parts else "") + "\n".join(lines))
     if omitted:
         names = ", ".join(i.name for i in omitted[:5]) + (" …" if len(omitted) > 5 else "")
-        if len(names) > 50:
-            names = names[:49] + "…"
+        names = shorten(names, 50)
         parts.append(f"({len(omitted)} more matching note(s) did not fit: {names}; `memlane show NAME` prints one)")
     text = "\n\n".join(parts)
-    if len(text) > max_chars:  # cannot happen by construction; the host's cap is a hard limit
-        text = text[: max_chars - 1] + "…"
+    text = cut(text, max_chars)  # cannot be needed by construction; the host's cap is a hard limit
     return Rendered(text, shown, omitted)

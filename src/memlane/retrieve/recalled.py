@@ -150,6 +150,16 @@ class Recalled:
         return self.reached
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` as it is (lines kept) when it fits in ``limit`` characters, else cut at the last
+    word boundary before it, with "…" (a word longer than half the limit is cut inside)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = max(head.rfind(" "), head.rfind("\n"))
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:.-—\n") + "…"
+
+
 def shorten(text: str, limit: int) -> str:
     """``text`` on one line, cut at a word boundary to at most ``limit`` characters (with "…")."""
     flat = " ".join((text or "").split())

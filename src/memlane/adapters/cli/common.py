@@ -73,6 +73,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+def result_count(text: str) -> int:
+    """An argparse type for ``--k``: a whole number from 1 to the most one recall returns."""
+    from ...recall import MAX_K
+
+    value = positive_int(text)
+    if value > MAX_K:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_K}, got {value}")
+    return value
+
+
 def store_args(args) -> list[str] | None:
     stores = list(getattr(args, "store", None) or [])
     if getattr(args, "demo", False):

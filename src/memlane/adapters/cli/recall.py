@@ -12,7 +12,8 @@ from ...config import Depth, Fusion
 from ...errors import UsageError
 from ...memory import Memory
 from ..agents import DEFAULT, NAMES
-from .common import command, emit, notice, open_memory, positive_int, refresh_with_progress, store_args
+from .common import (command, emit, notice, open_memory, positive_int, refresh_with_progress, result_count,
+                     store_args)
 
 EXAMPLES = """\
 examples:
@@ -29,7 +30,7 @@ def register(sub) -> None:
                 description="Recall the notes that apply to a prompt — by what it means, not only its words — with "
                             "the notes they link to, best first.", examples=EXAMPLES)
     p.add_argument("prompt", nargs="*", help="the prompt ('-' reads it from stdin)")
-    p.add_argument("--k", type=positive_int, default=None, metavar="N",
+    p.add_argument("--k", type=result_count, default=None, metavar="N",
                    help="at most this many notes (default from the config: 5)")
     p.add_argument("--depth", choices=[d.value for d in Depth], default=Depth.SUMMARY.value,
                    help="how much of each note: ids, index (its line), summary (a preview) or full")

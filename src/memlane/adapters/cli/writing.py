@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import UsageError
 from ...store.note import NOTE_KINDS, NOTE_TYPES
-from .common import command, emit, memory_with_notes, notice, open_memory, positive_int
+from .common import command, emit, memory_with_notes, notice, open_memory, result_count
 
 
 def register(sub) -> None:
@@ -48,7 +48,7 @@ def register(sub) -> None:
                          "  memlane link --suggest ci_cache_keys --apply")
     p.add_argument("--suggest", required=True, metavar="NAME", help="the note to propose links for")
     p.add_argument("--apply", action="store_true", help="append them to the note as a 'Related:' line")
-    p.add_argument("--k", type=positive_int, default=5, metavar="N", help="at most this many")
+    p.add_argument("--k", type=result_count, default=5, metavar="N", help="at most this many")
 
     for verb, what, desc in (
             ("archive", "archive a note by hand: out of default recall, its file kept",
