@@ -143,3 +143,16 @@ def test_a_moment_of_contention_is_not_called_memory_off(sealed_env):
                       sqlite3.OperationalError("database is locked")) == ""
     assert memory_off("user-prompt-submit", {"session_id": "t1"}, "claude", TimeoutError("deadline")) == ""
     assert "memory is off" in memory_off("user-prompt-submit", {"session_id": "t1"}, "claude", OSError("gone"))
+
+
+@pytest.mark.parametrize("value", ["1", "yes"])
+def test_memlane_off_turns_the_hooks_off_for_a_session(repo, sealed_env, monkeypatch, value):
+    write_note(sealed_env / "data" / "memlane" / "user", "user_deploy.md",
+               "---\nname: user_deploy\ndescription: how we deploy\ntype: user\n---\nDeploy with make ship.\n")
+    monkeypatch.setenv("MEMLANE_OFF", value)
+    assert hook("user-prompt-submit", cwd=repo) == ""
+    proc = subprocess.run([sys.executable, "-m", "memlane.adapters.hookclient", "session-start"], cwd=repo,
+                          input=json.dumps({"session_id": "off", "cwd": str(repo)}), capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == ""
+    monkeypatch.setenv("MEMLANE_OFF", "0")
+    assert "user_deploy" in hook("session-start", cwd=repo)

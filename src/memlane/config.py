@@ -94,7 +94,7 @@ class EmbedConfig:
 @dataclass
 class RetrieveConfig:
     fusion: str = Fusion.HYBRID.value
-    vector_weight: float = 0.7  # chosen by measurement (README "Choosing the weights")
+    vector_weight: float = 0.7  # chosen by measurement (docs/how-recall-works.md, "Choosing the weights")
     keyword_weight: float = 0.3
     min_score: float = 0.30  # fused score below which nothing is recalled (R3)
     min_cosine: float | None = None  # vector-leg threshold; None = the embedder's own
@@ -108,7 +108,7 @@ class RetrieveConfig:
 @dataclass
 class AssociateConfig:
     """Spreading activation, constellations and divergent mode (A2, A3, A5); defaults chosen
-    by measurement (README "Associative recall")."""
+    by measurement (docs/how-recall-works.md, "Associative recall")."""
 
     spread: bool = True  # one hop of spreading activation from the seeds (A2)
     decay: float = 0.7  # activation kept per hop

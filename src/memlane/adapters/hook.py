@@ -104,6 +104,10 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
              explain: bool = False, stdin=None, stdout=None, refresh: bool = True, agent: str = DEFAULT) -> int:
     """One hook event in this process. ``refresh=False``: use the index as it is when it has
     notes (the fast fallback while the daemon starts)."""
+    from .hookclient import turned_off
+
+    if turned_off():
+        return 0  # MEMLANE_OFF: memory off for this session
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     _file_logging()
     payload = None

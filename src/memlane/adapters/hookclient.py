@@ -156,6 +156,12 @@ def parse_args(argv: list[str]) -> dict:
     return args
 
 
+def turned_off() -> bool:
+    """``MEMLANE_OFF=1`` in the agent's environment (``MEMLANE_OFF=1 claude``) turns the hooks off
+    for that session: they inject nothing."""
+    return os.environ.get("MEMLANE_OFF", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -164,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    if turned_off():
+        return 0  # memory off for this session: inject nothing, start nothing
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args["event"] is None:
         sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--agent claude|codex|gemini] [--store DIR] "

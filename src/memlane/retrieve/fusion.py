@@ -5,7 +5,7 @@ with all three of its pieces (docs/design.md, "Relevance"): (1) a real Okapi BM2
 (2) min-max normalisation on the BM25 leg only, the vector leg kept absolute, and (3) a
 unit with no vector renormalised to the leg it has, never scored 0.
 
-One addition, measured (README "How recall works"): each embedder's cosines live on its
+One addition, measured (docs/how-recall-works.md): each embedder's cosines live on its
 own scale (multilingual-e5 squeezes everything into ~0.78-0.90, MiniLM spreads it over
 0-0.7), so the absolute cosine goes through a fixed per-model line that maps the model's
 "unrelated" cosine to 0 and its "clearly relevant" cosine to 1. It stays absolute (the
