@@ -129,6 +129,14 @@ def test_a_daemon_whose_config_breaks_tells_the_user_once(repo, sealed_env, tmp_
         answer = hookclient.ask_daemon(path, "user-prompt-submit claude", request)
         assert "memory is off" in json.loads(answer)["systemMessage"]
         assert hookclient.ask_daemon(path, "user-prompt-submit claude", request) == ""
+        config.unlink()
+        fresh = json.dumps({"session_id": "d3", "cwd": str(repo), "prompt": "how do we deploy?"})
+        assert "deploy" in hookclient.ask_daemon(path, "user-prompt-submit claude", fresh)  # fixed: memory is back
+        time.sleep(0.05)
+        config.write_text('[retrieve]\nfusion = "bogus"\n')  # a config file that did not exist before
+        other = json.dumps({"session_id": "d2", "cwd": str(repo), "prompt": "how do we deploy?"})
+        assert "memory is off" in json.loads(hookclient.ask_daemon(path, "user-prompt-submit claude", other))[
+            "systemMessage"]
     finally:
         hookclient.ask_daemon(path, "stop")
         proc.wait(timeout=30)

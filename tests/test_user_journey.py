@@ -24,6 +24,7 @@ from memlane.adapters.cli import main as cli
 from memlane.adapters.hook import run_hook
 from memlane.store.discovery import claude_memory_dir
 from memlane.store.memory_index import parse_memory_index
+from test_write import TOPICS
 
 GO_PIN = ["--name", "go_toolchain_pin", "--type", "project", "--description", "when upgrading Go in go.mod",
           "--body", "Stay on Go 1.22 until the CI image moves to 1.23; the build image pins the toolchain."]
@@ -159,14 +160,14 @@ def test_another_program_editing_memory_md_during_add_loses_no_line(world):
     env = {**os.environ}
     try:
         procs = [subprocess.Popen([sys.executable, "-m", "memlane", "add", "--name", f"note_{n}", "--type", "project",
-                                   "--description", f"when doing task {n}", "--body", f"Task {n} has its own steps.",
-                                   "--embedder", "none"], cwd=world["A"], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for n in range(4)]
+                                   "--description", f"when {topic}", "--body", body, "--embedder", "none"],
+                                  cwd=world["A"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for n, (topic, body) in enumerate(TOPICS[:4])]
         results = [p.communicate(timeout=120) for p in procs]
     finally:
         stop.set()
         editor.join()
-    assert all(p.returncode == 0 for p in procs), results
+    assert all(p.returncode == 0 and "written:" in out for p, (out, _) in zip(procs, results)), results
     files = [line.file for line in parse_memory_index((folder / "MEMORY.md").read_text())]
     assert sorted(files) == sorted(["project_seed.md", *theirs, *(f"project_note_{n}.md" for n in range(4))])
 

@@ -112,34 +112,36 @@ def _append_theirs(store) -> None:
         handle.write(THEIRS + "\n")
 
 
-@pytest.mark.parametrize("moment", ["before the re-read", "between the re-read and the rename"])
+@pytest.mark.parametrize("moment", ["between the read and the append", "a rewrite right after the append"])
 def test_a_line_written_at_the_worst_moment_is_kept(tmp_path, monkeypatch, moment):
-    import memlane.store.write as write
-
     store = _store(tmp_path)
+    before = (store / "MEMORY.md").read_text()
     fired = []
-    if moment == "before the re-read":
-        real = write._temp_copy
+    real_open, real_write = os.open, os.write
+    appending = set()
 
-        def racing_temp_copy(target, text):
-            if not fired:
-                fired.append(1)
-                _append_theirs(store)  # after memlane read MEMORY.md, before it checks again
-            return real(target, text)
-        monkeypatch.setattr(write, "_temp_copy", racing_temp_copy)
-    else:
-        real_replace = os.replace
+    def racing_open(path, flags, *args):
+        if not fired and str(path).endswith("MEMORY.md") and flags & os.O_APPEND and moment.startswith("between"):
+            fired.append(1)
+            _append_theirs(store)  # after memlane read MEMORY.md, before its line lands
+        fd = real_open(path, flags, *args)
+        if str(path).endswith("MEMORY.md") and flags & os.O_APPEND:
+            appending.add(fd)
+        return fd
 
-        def racing_replace(src, dst):
-            if not fired and str(dst).endswith("MEMORY.md"):
-                fired.append(1)
-                _append_theirs(store)  # into the file that is about to be replaced
-            return real_replace(src, dst)
-        monkeypatch.setattr(os, "replace", racing_replace)
+    def racing_write(fd, data):
+        written = real_write(fd, data)
+        if fd in appending and not fired and moment.startswith("a rewrite"):
+            fired.append(1)  # the other program saves the file it read before memlane's line was there
+            (store / "MEMORY.md").write_text(before.rstrip("\n") + "\n" + THEIRS + "\n")
+        return written
+
+    monkeypatch.setattr(os, "open", racing_open)
+    monkeypatch.setattr(os, "write", racing_write)
     assert add_index_line(store, Draft(name="mine", description="when mine", type="project", body="x"))
     assert fired
     text = (store / "MEMORY.md").read_text()
-    assert "project_mine.md" in text and THEIRS in text
+    assert "project_mine.md" in text and THEIRS in text and text.count("project_mine.md") == 1
 
 
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r"])

@@ -208,6 +208,38 @@ class Memory:
                                         "(memlane index, or the daemon, embeds them)")
         return report
 
+    def prepare_for_recall(self, *, wait: bool = False, inline_max: int = 8, progress=None) -> int:
+        """Bring the index up to date for a recall that never waits long for embeddings: what is
+        new is embedded here when it is little (at most ``inline_max`` texts, or any amount for
+        an instant embedder, or with ``wait``); otherwise this recall is keyword-only (and says
+        so in ``embedder_notice``) and the caller hands the embedding to the background. Returns
+        how many texts are left to embed (0: the recall uses meaning too)."""
+        name = self.embedder_name()
+        from .embed import available_embedders, is_instant, is_loadable
+
+        chosen = self._embedder_choice if isinstance(self._embedder_choice, Embedder) else None
+        if chosen is None and name is not None and name not in available_embedders():
+            resolve_embedder(name)  # the configuration error that names the known embedders
+        if (wait or name is None or (chosen.instant if chosen is not None else is_instant(name))
+                or chosen is None and not is_loadable(name)):  # missing: the load says so at once, keyword-only
+            self.refresh(progress=progress)
+            return 0
+        self.refresh(embed=False, progress=progress)
+        try:
+            pending = self.index.pending_count(name)
+        except (sqlite3.Error, OSError):
+            pending = -1
+        if 0 <= pending <= inline_max:
+            if pending:
+                self.refresh(progress=progress)
+            return 0
+        self._embedder, self._embedder_loaded = None, True
+        self.embedder_notice = ("keyword-only for now: the index is not readable" if pending < 0 else
+                                f"keyword-only for now: {pending} note text(s) are being embedded in the "
+                                "background; later recalls use meaning too (`memlane index` waits for it, with "
+                                "progress)")
+        return max(pending, 0)
+
     # -- recall ---------------------------------------------------------------------
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,
                explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,

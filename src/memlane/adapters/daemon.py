@@ -82,6 +82,24 @@ def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
         raise Busy(f"the workspace was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)") from None
 
 
+def answer_recall(workspace: Workspace, raw: str, *, deadline: float | None = None) -> str:
+    """``memlane recall``'s stdout and stderr for the request (JSON: the prompt and the options),
+    answered warm; raises ``Busy`` like ``answer``."""
+    import json
+
+    from .cli.recall import recall_answer
+
+    request = json.loads(raw)
+    if not isinstance(request, dict) or not str(request.get("prompt") or "").strip():
+        raise ValueError("a recall request needs a prompt")
+    try:
+        with workspace.held(deadline) as warm:
+            out, err = recall_answer(warm.memory, request)
+    except Busy:
+        raise Busy(f"the workspace was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)") from None
+    return json.dumps({"stdout": out, "stderr": err})
+
+
 def peer_uid(conn: socket.socket) -> int | None:
     """The connecting process's uid (Linux ``SO_PEERCRED``); None where the OS lacks it."""
     if not hasattr(socket, "SO_PEERCRED"):
@@ -194,9 +212,12 @@ def _handle(conn: socket.socket, workspace: Workspace, deadline: float) -> str |
         if event in ("stop", "ping"):
             _reply(conn, b"ok\n")
             return "stop" if event == "stop" else None
-        if event not in ("session-start", "user-prompt-submit"):
+        if event == "recall":
+            stdout = answer_recall(workspace, stdin.decode("utf-8", "replace"), deadline=deadline)
+        elif event in (SESSION_START, PROMPT):
+            stdout = answer(workspace, event, stdin.decode("utf-8", "replace"), agent or "claude", deadline=deadline)
+        else:
             raise ValueError(f"unknown event {event!r}")
-        stdout = answer(workspace, event, stdin.decode("utf-8", "replace"), agent or "claude", deadline=deadline)
     except (Busy, TimeoutError) as exc:
         log.info("request not answered: %s", exc)
         _reply(conn, b"busy\n")  # the client answers this prompt itself

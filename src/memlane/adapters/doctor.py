@@ -104,7 +104,7 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
                 program = _program(command)
                 if program is None or _runs(program):
                     continue
-                fix = (f"install memlane as a tool so `{program}` is on your PATH (pipx install memlane), or run "
+                fix = (f"install memlane as a tool so `{program}` is on your PATH (see the README's Install), or run "
                        f"`memlane install {agent}` for this machine's own settings" if "/" not in program else
                        f"run `memlane install {agent}{flags[scope]}` again from the memlane you use now")
                 problems.append(Problem(f"the {agent} hooks run `{program}`, which does not exist here, so they "

@@ -110,8 +110,8 @@ def portable_problem(name: str = PORTABLE_HOOK) -> str | None:
     """Why a bare ``name`` in a committed settings file would not run for a teammate (or here),
     with how to fix it; None when it resolves to a tool install on the PATH."""
     found = shutil.which(name)
-    fix = (f"install memlane as a tool so `{name}` is on every machine's PATH: `pipx install memlane` "
-           "(or `uv tool install memlane`)")
+    fix = (f"install memlane as a tool so `{name}` is on every machine's PATH: `pipx install '<memlane>[embed]'` "
+           "or `uv tool install '<memlane>[embed]'`, <memlane> being memlane's folder (the README's Install)")
     if found is None:
         return f"`{name}` is not on this machine's PATH, so the hooks would not run here; {fix}"
     if sys.prefix != sys.base_prefix and Path(found).resolve().is_relative_to(Path(sys.prefix).resolve()):

@@ -241,9 +241,12 @@ class Workspace:
 
 
 def _config_stamp(memory) -> list[tuple]:
-    """What the configuration files the memory was opened with look like now."""
+    """What the configuration files look like now: the ones the memory was opened with, and the
+    ones it would read if they appeared (a config file created later counts as a change)."""
+    from ..config import config_files
+
     stamps = []
-    for path in memory.config.sources:
+    for path in dict.fromkeys([*memory.config.sources, *map(str, config_files(memory.repo))]):
         try:
             st = os.stat(path)
             stamps.append((path, st.st_mtime_ns, st.st_size))

@@ -15,8 +15,8 @@ import importlib
 
 from .base import Embedder, EmbedderUnavailable
 
-__all__ = ["Embedder", "EmbedderUnavailable", "DEFAULT_EMBEDDER", "available_embedders", "load_embedder",
-           "resolve_embedder"]
+__all__ = ["Embedder", "EmbedderUnavailable", "DEFAULT_EMBEDDER", "available_embedders", "is_instant", "is_loadable",
+           "load_embedder", "resolve_embedder"]
 
 #: chosen by measurement: see README "Choosing the default embedder"
 DEFAULT_EMBEDDER = "e5-minilm"
@@ -74,6 +74,41 @@ def load_embedder(name: str | None = None) -> Embedder:
         ) from exc
     _loaded[name] = instance
     return instance
+
+
+def is_instant(name: str) -> bool:
+    """Whether the named embedder costs next to nothing to load and run (its class says so),
+    without loading it; False for a name that cannot be imported."""
+    target = _BUILTIN.get(name) or _registry().get(name)
+    if target is None:
+        return False
+    module_name, _, attr = target.partition(":")
+    try:
+        return bool(getattr(getattr(importlib.import_module(module_name), attr), "instant", False))
+    except (ImportError, AttributeError):
+        return False
+
+
+def is_loadable(name: str) -> bool:
+    """Whether the named embedder's dependencies are installed, without loading it: the modules
+    its class lists in ``needs`` (and numpy, which every vector search needs) can be imported."""
+    import importlib.util
+
+    target = _BUILTIN.get(name) or _registry().get(name)
+    if target is None:
+        return False
+    module_name, _, attr = target.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError):
+        return False
+    for module in ("numpy", *getattr(cls, "needs", ())):
+        try:
+            if importlib.util.find_spec(module) is None:
+                return False
+        except (ImportError, ValueError):  # ValueError: a module set to None (blocked) or without a spec
+            return False
+    return True
 
 
 def resolve_embedder(choice: "str | Embedder | None", configured: str = "default") -> "tuple[Embedder | None, str | None]":

@@ -32,6 +32,12 @@ class Embedder:
     strong_cosine: ClassVar[float] = 1.0
     #: longest input, in characters, the model sees usefully; longer texts are cut
     max_chars: ClassVar[int] = 2000
+    #: costs next to nothing to load and run (the test embedder): a store is embedded inline,
+    #: never left to the background
+    instant: ClassVar[bool] = False
+    #: the modules it imports to run (an optional extra's): when one is missing, memlane knows
+    #: without loading the model that recall is keyword-only
+    needs: ClassVar[tuple[str, ...]] = ()
 
     def embed_batch(self, texts: Sequence[str], *, is_query: bool) -> "np.ndarray":
         """Return an array of shape (len(texts), dim), float32, rows L2-normalised."""

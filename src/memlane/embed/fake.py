@@ -28,6 +28,7 @@ def _words(text: str) -> list[str]:
 class FakeEmbedder(Embedder):
     name = "fake"
     dim = 64
+    instant = True
     min_cosine = 0.2
     strong_cosine = 0.8
 

@@ -6,7 +6,15 @@
 - ``staleness``: files, symbols, flags and versions a note names, checked against the tree.
 """
 
-from .injection import injection_risk
-from .secrets import REDACTED, redact
+from importlib import import_module as _import_module
 
-__all__ = ["REDACTED", "injection_risk", "redact"]
+_EXPORTS = {"injection_risk": "injection", "REDACTED": "secrets", "redact": "secrets"}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):  # PEP 562: each guard loads when it is first used
+    if name in _EXPORTS:
+        value = getattr(_import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,15 +1,25 @@
-"""S: the markdown store, read in place (Claude Code's auto-memory layout plus memlane's fields)."""
+"""S: the markdown store, read in place (Claude Code's auto-memory layout plus memlane's fields).
 
-from .discovery import claude_memory_dir, discover_claude_memory, encode_project_path, git_root
-from .links import Link, extract_links, link_key
-from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
-from .note import NOTE_KINDS, NOTE_TYPES, Note, parse_note
-from .scan import FolderScan, Skip, scan_folder
-from .scopes import Snapshot, StoreSpec, load_snapshot, scope_rank
+The names load on first use (PEP 562): a command that needs one module of the store does not
+pay for the others."""
 
-__all__ = [
-    "INDEX_FILE", "NOTE_KINDS", "NOTE_TYPES", "FolderScan", "IndexLine", "Link", "Note", "Skip",
-    "Snapshot", "StoreSpec", "claude_memory_dir", "discover_claude_memory", "encode_project_path",
-    "extract_links", "git_root", "link_key", "load_snapshot", "parse_memory_index", "parse_note",
-    "scan_folder", "scope_rank",
-]
+from importlib import import_module as _import_module
+
+_EXPORTS = {
+    "claude_memory_dir": "discovery", "discover_claude_memory": "discovery", "encode_project_path": "discovery",
+    "git_root": "discovery",
+    "Link": "links", "extract_links": "links", "link_key": "links",
+    "INDEX_FILE": "memory_index", "IndexLine": "memory_index", "parse_memory_index": "memory_index",
+    "NOTE_KINDS": "note", "NOTE_TYPES": "note", "Note": "note", "parse_note": "note",
+    "FolderScan": "scan", "Skip": "scan", "scan_folder": "scan",
+    "Snapshot": "scopes", "StoreSpec": "scopes", "load_snapshot": "scopes", "scope_rank": "scopes",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(_import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -240,10 +240,11 @@ def add_index_line(folder: Path, draft: Draft) -> bool:
     folder lock. A folder without ``MEMORY.md`` gets one only when the note is its first (a
     folder kept without an index by choice stays so).
 
-    Another program (Claude Code) may edit ``MEMORY.md`` without memlane's lock, so the line is
-    added to what the file says at the last moment: it is read again right before the rename
-    (changed: start over), the replaced file is read once more after it (an append that landed
-    in it meanwhile is carried over), and the result must list the note (else start over)."""
+    Another program (Claude Code) may edit ``MEMORY.md`` at any moment without memlane's lock,
+    so the file is never replaced: the line is appended in place, in one ``O_APPEND`` write (two
+    appends never overwrite each other, and the file keeps its inode, mode and any link), then
+    the file is read again — a rewrite by the other program that dropped the line means one more
+    append. A new ``MEMORY.md`` is created exclusively."""
     index = folder / INDEX_FILE
     if not index.exists() and any(p.name != draft.filename for p in folder.glob("*.md")):
         return False
@@ -252,23 +253,28 @@ def add_index_line(folder: Path, draft: Draft) -> bool:
         current = _read_index(index)
         if _lists(current, draft.filename):
             return wrote
-        base = current if current is not None else "# Memory\n"
-        swapped, late = _replace_if_unchanged(index, current, _with_line(base, draft), folder)
-        if not swapped:
-            continue
+        target = write_target(index, folder)
+        line = index_line(draft) + "\n"
+        if current is None:
+            data, flags = "# Memory\n" + line, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        else:
+            data, flags = ("" if current.endswith("\n") or not current else "\n") + line, os.O_WRONLY | os.O_APPEND
+        try:
+            fd = os.open(target, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except (FileExistsError, FileNotFoundError):
+            continue  # created or removed by the other program meanwhile: look again
+        try:
+            os.write(fd, data.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         wrote = True
-        if late is not None and late != current:  # written into the old file during the swap: keep it
-            atomic_write(index, _with_line(late, draft), store=folder)
     if _lists(_read_index(index), draft.filename):
         return wrote
     raise WriteError(f"{index} kept changing while memlane added a line to it; try again")
 
 
 MAX_INDEX_RETRIES = 20
-
-
-def _with_line(text: str, draft: Draft) -> str:
-    return text.rstrip("\n") + "\n" + index_line(draft) + "\n"
 
 
 def _lists(text: str | None, filename: str) -> bool:
@@ -280,29 +286,6 @@ def _read_index(index: Path) -> str | None:
         return write_target(index).read_text(encoding="utf-8") if index.exists() else None
     except UnicodeDecodeError:
         raise WriteError(f"{index} is not UTF-8; not touching it") from None
-
-
-def _replace_if_unchanged(index: Path, expected: str | None, text: str, store: Path) -> tuple[bool, str | None]:
-    """Rename ``text`` over ``index`` only if it still says ``expected`` (None: no file) right
-    before the rename. Returns (renamed?, what the replaced file said right after the rename)."""
-    target = write_target(index, store)
-    tmp = _temp_copy(target, text)
-    old = open(target, "rb") if target.exists() else None  # the file being replaced, held open
-    try:
-        if _read_index(index) != expected:
-            os.unlink(tmp)
-            return False, None
-        os.replace(tmp, target)
-        _fsync_dir(target.parent)
-        late = old.read().decode("utf-8", "replace") if old is not None else None
-        return True, late
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    finally:
-        if old is not None:
-            old.close()
 
 
 def rewrite_note(path: Path, change) -> str:

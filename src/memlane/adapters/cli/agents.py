@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 from ...errors import UsageError
-from ...guards.exits import clean
 from ..agents import DEFAULT, NAMES, PROMPT, SESSION_START, load
 from .common import command, say, store_args
 

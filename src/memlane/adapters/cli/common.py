@@ -13,9 +13,13 @@ import json
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ...errors import UsageError
-from ...memory import Memory, demo_store_path
 from ..progress import ProgressBar
+
+if TYPE_CHECKING:  # the library is imported when a command opens it: `memlane recall` through the daemon never does
+    from ...memory import Memory
 
 
 def command(sub, name: str, *, help: str, description: str, examples: str, func, store: bool = True,  # noqa: A002
@@ -86,19 +90,23 @@ def result_count(text: str) -> int:
 def store_args(args) -> list[str] | None:
     stores = list(getattr(args, "store", None) or [])
     if getattr(args, "demo", False):
+        from ...memory import demo_store_path
+
         stores.append(str(demo_store_path()))
     return stores or None
 
 
-def open_memory(args, *, cwd: str | None = None) -> Memory:
+def open_memory(args, *, cwd: str | None = None) -> "Memory":
     stores = store_args(args)
     for folder in stores or []:
         if not Path(folder).expanduser().is_dir():
             raise UsageError(f"--store {folder}: not a folder")
+    from ...memory import Memory
+
     return Memory(stores, embedder=getattr(args, "embedder", None), index_path=getattr(args, "index", None), cwd=cwd)
 
 
-def memory_with_notes(args) -> Memory:
+def memory_with_notes(args) -> "Memory":
     memory = open_memory(args)
     if not memory.specs:
         raise UsageError("no memory folders: pass --store DIR, run `memlane init` for your own notes, or run inside a "
@@ -108,13 +116,16 @@ def memory_with_notes(args) -> Memory:
 
 def emit(args, data, text: str) -> None:
     """Print ``data`` as JSON (``--json``) or ``text``, through the one clean pass of every exit."""
+    sys.stdout.write(rendered(getattr(args, "json", False), data, text))
+
+
+def rendered(as_json: bool, data, text: str) -> str:
+    """What ``emit`` prints: ``data`` as JSON or ``text``, secrets redacted and controls stripped."""
     from ...guards.exits import clean, clean_data
 
-    if getattr(args, "json", False):
-        json.dump(clean_data(data), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(clean(text.rstrip("\n")) + "\n")
+    if as_json:
+        return json.dumps(clean_data(data), ensure_ascii=False, indent=2) + "\n"
+    return clean(text.rstrip("\n")) + "\n"
 
 
 def say(text: str) -> None:
@@ -124,12 +135,12 @@ def say(text: str) -> None:
     sys.stdout.write(clean(text.rstrip("\n")) + "\n")
 
 
-def notice(memory: Memory) -> None:
+def notice(memory: "Memory") -> None:
     if memory.embedder_notice:
         sys.stderr.write(f"memlane: {memory.embedder_notice}\n")
 
 
-def refresh_with_progress(memory: Memory) -> None:
+def refresh_with_progress(memory: "Memory") -> None:
     """On-demand indexing before a read; the first run on a new store embeds every note."""
     bar = ProgressBar()
     try:

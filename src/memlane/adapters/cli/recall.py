@@ -7,13 +7,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...config import Depth, Fusion
 from ...errors import UsageError
-from ...memory import Memory
 from ..agents import DEFAULT, NAMES
-from .common import (command, emit, notice, open_memory, positive_int, refresh_with_progress, result_count,
-                     store_args)
+from ..progress import ProgressBar
+from .common import (command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
+                     result_count, store_args)
+
+if TYPE_CHECKING:
+    from ...memory import Memory
 
 EXAMPLES = """\
 examples:
@@ -42,6 +46,9 @@ def register(sub) -> None:
     p.add_argument("--divergent", action="store_true",
                    help="add remote associates from other parts of the link graph (for ideation)")
     p.add_argument("--session", help="the agent session id, recorded in the hit-log")
+    p.add_argument("--wait", action="store_true",
+                   help="embed whatever is new first, with progress, however long it takes (by default a recall "
+                        "never waits: it answers by keyword while new notes are embedded in the background)")
     p.add_argument("--prompt-json", metavar="FILE",
                    help="a hook's input JSON ('-' for stdin): show what that prompt would inject, how deep, and why "
                         "(a dry run: nothing is recorded)")
@@ -68,18 +75,78 @@ def cmd_recall(args) -> int:
         raise UsageError("recall needs a prompt (or '-' to read it from stdin)")
     if args.domains or args.docs or args.transcripts or args.code:
         return _recall_domains(args, prompt)
+    request = {"prompt": prompt, "k": args.k, "depth": args.depth, "explain": args.explain, "fusion": args.fusion,
+               "deep": args.deep, "divergent": args.divergent, "session": args.session, "json": args.json}
+    wait = args.wait or args.demo  # the demo is there to show recall by meaning: it embeds its 50 notes first
+    if not wait and _through_daemon(args, request):
+        return 0
     memory = open_memory(args)
     if not memory.specs:
         raise UsageError("no memory folders to recall from: pass --store DIR, run `memlane init` for your own notes, "
                          "or run inside a git repository that Claude Code keeps memory for")
-    depth = Depth(args.depth)
-    refresh_with_progress(memory)
-    results = memory.recall(prompt, k=args.k, depth=depth, explain=args.explain, fusion=args.fusion,
-                            include_archived=args.deep, divergent=args.divergent, refresh=False, session=args.session)
-    notice(memory)
-    emit(args, {"prompt": prompt, "results": [r.as_dict() for r in results]},
-         format_results(results, depth, args.explain))
+    bar = ProgressBar()
+    try:
+        left = memory.prepare_for_recall(wait=wait, progress=bar)
+    finally:
+        bar.close()
+    if left:
+        _embed_in_background(args)
+    out, err = recall_answer(memory, request)
+    sys.stderr.write(err)
+    sys.stdout.write(out)
     return 0
+
+
+def recall_answer(memory: "Memory", request: dict) -> tuple[str, str]:
+    """(stdout, stderr) of ``memlane recall`` for ``request`` (the prompt and the options), from
+    an open, prepared ``Memory``: the same text whether this process or the daemon answers."""
+    depth = Depth(request["depth"])
+    results = memory.recall(request["prompt"], k=request["k"], depth=depth, explain=request["explain"],
+                            fusion=request["fusion"], include_archived=request["deep"],
+                            divergent=request["divergent"], refresh=False, session=request["session"])
+    err = f"memlane: {memory.embedder_notice}\n" if memory.embedder_notice else ""
+    return rendered(request["json"], {"prompt": request["prompt"], "results": [r.as_dict() for r in results]},
+                    format_results(results, depth, request["explain"])), err
+
+
+def _daemon_for(args) -> tuple[str, str, list[str]]:
+    """(socket path, daemon key, store folders) of the daemon serving what ``args`` recall from:
+    the one the hooks start for this repository when no folder is named."""
+    from ..hookclient import daemon_key, project_root, socket_path
+
+    stores = [str(Path(s).expanduser().resolve()) for s in (store_args(args) or [])]
+    key = daemon_key(project_root(None), stores, args.embedder, args.index)
+    return socket_path(key), key, stores
+
+
+def _through_daemon(args, request: dict) -> bool:
+    """Answer through a warm daemon for this store set when one is up (no model to load, no
+    index to open); False when none answers, and this process answers itself."""
+    import json
+
+    from ..hookclient import ask_daemon
+
+    path, _, _ = _daemon_for(args)
+    reply = ask_daemon(path, "recall", json.dumps(request))
+    if not reply:
+        return False
+    try:
+        answer = json.loads(reply)
+        out, err = str(answer["stdout"]), str(answer["stderr"])
+    except (ValueError, KeyError, TypeError):
+        return False
+    sys.stderr.write(err)
+    sys.stdout.write(out)
+    return True
+
+
+def _embed_in_background(args) -> None:
+    """Start this store set's daemon: it embeds what is new, then answers the next recalls (and the
+    hooks) warm."""
+    from ..hookclient import project_root, start_daemon
+
+    _, key, stores = _daemon_for(args)
+    start_daemon(key, project_root(None), stores, args.embedder, args.index)
 
 
 def format_results(results, depth: Depth, explain: bool) -> str:
@@ -139,6 +206,8 @@ def _recall_domains(args, prompt: str) -> int:
         for folder in folders or []:
             if folder != "auto" and not Path(folder).expanduser().exists():
                 raise UsageError(f"{flag} {folder}: no such folder")
+    from ...memory import Memory
+
     memory = Memory(store_args(args), embedder=args.embedder, index_path=args.index)
     fabric = build_fabric(memory, docs=args.docs, transcripts=args.transcripts, code=args.code, domains=wanted)
     missing = [d for d in wanted if d not in fabric.domains]
@@ -210,6 +279,8 @@ def _recall_hook_input(args) -> int:
     if not str(payload.get("prompt") or "").strip():
         raise UsageError(f"--prompt-json {args.prompt_json}: the hook input has no prompt")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
+    from ...memory import Memory
+
     memory = Memory(store_args(args), embedder=args.embedder, index_path=args.index, cwd=cwd)
     if not memory.specs:
         raise UsageError("no memory folders to recall from for this input's project: pass --store DIR")

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ...config import DEFAULT_CONFIG_TOML, config_home
-from ...memory import Memory
 from ..progress import ProgressBar
 from .common import command, emit, notice, open_memory
+
+if TYPE_CHECKING:
+    from ...memory import Memory
 
 
 def register(sub) -> None:
@@ -80,7 +84,7 @@ def cmd_index(args) -> int:
     return 0
 
 
-def _index_domains(args, memory: Memory) -> dict:
+def _index_domains(args, memory: "Memory") -> dict:
     """``memlane index`` also brings the other domains up to date: the mounted ones (--docs,
     --transcripts, --code) or the configured ones."""
     from ...domains.fabric import other_domains
@@ -122,7 +126,7 @@ def cmd_doctor(args) -> int:
     return 1 if problems else 0
 
 
-def _fallback_doctor(memory: Memory) -> dict:
+def _fallback_doctor(memory: "Memory") -> dict:
     return {"config_files": memory.config.sources or ["(none: defaults)"],
             "repository_config": {"file": memory.config.repository_file, "refused": memory.config.refused},
             "repository": str(memory.repo) if memory.repo else None, "claude_code_memory": "(not checked)",
