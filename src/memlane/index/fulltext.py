@@ -3,21 +3,59 @@ name, description, recall keywords, body), over text already rewritten for CJK (
 
 from __future__ import annotations
 
+from .postings import Tokenizer, bm25_search, can_keep_postings, read_sizes, rebuild_postings, row_norms, update_postings
 from .schema import FTS_COLUMNS
 from .text import fts_match_expression
 
 
 class FullText:
-    """Keyword search over ``units_fts`` (a mixin of ``SQLiteIndex``)."""
+    """Keyword search over ``units_fts`` and its postings (a mixin of ``SQLiteIndex``)."""
 
     def keyword_search(self, terms: list[str], limit: int = 200) -> list[tuple[int, float]]:
-        """(unit id, BM25 score, higher = better) for units matching any term."""
+        """(unit id, BM25 score, higher = better) for units matching any term: from the
+        postings when they are current (``postings.py``: the same scores and order), else FTS5."""
         if not terms:
             return []
+        with self.snapshot():  # the norms, the postings and the counter of one state, whoever writes
+            if not self.postings_current():
+                return self._fts5_search(terms, limit)
+            # FTS5 is still opened on these terms: a damaged full-text index is found (and healed) as before
+            self.conn.execute("SELECT rowid FROM units_fts WHERE units_fts MATCH ? LIMIT 1",
+                              (fts_match_expression(terms),)).fetchone()
+            weights = [float(self.fts_weights[c]) for c in FTS_COLUMNS]
+            sizes = self._cached("posting_norms", lambda: row_norms(read_sizes(self.conn)))
+            return bm25_search(self.conn, self.tokenizer, terms, weights, limit, sizes,
+                               lambda term: self._fts5_search([term], None))
+
+    def _fts5_search(self, terms: list[str], limit: int | None) -> list[tuple[int, float]]:
         weights = ", ".join(str(float(self.fts_weights[c])) for c in FTS_COLUMNS)
         sql = (f"SELECT rowid, -bm25(units_fts, {weights}) AS score FROM units_fts"
                " WHERE units_fts MATCH ? ORDER BY score DESC LIMIT ?")
-        return [(r[0], r[1]) for r in self.conn.execute(sql, (fts_match_expression(terms), limit))]
+        return [(r[0], r[1]) for r in self.conn.execute(sql, (fts_match_expression(terms), -1 if limit is None
+                                                                else limit))]
+
+    # -- the postings ---------------------------------------------------------------------
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer()
+        return self._tokenizer
+
+    def postings_current(self) -> bool:
+        """Whether the postings hold every write to the units (whoever wrote)."""
+        return can_keep_postings() and self._cached(
+            "postings_current", lambda: self.get_meta("postings") == self.get_meta("units_changes"))
+
+    def _keep_postings(self, changes: dict | None) -> None:
+        """Inside a sync: the postings of ``changes`` (unit -> (row before, after)) brought up to
+        date, or (None) all of them computed again."""
+        if not can_keep_postings():  # without numpy, FTS5 answers alone (the same scores, by scanning)
+            return
+        if changes is None:
+            rebuild_postings(self.conn, self.tokenizer)
+        else:
+            update_postings(self.conn, self.tokenizer, changes)
+        self.set_meta("postings", self.get_meta("units_changes") or "0")
 
     def matched_fields(self, terms: list[str], unit_ids: list[int]) -> dict[int, dict[str, list[str]]]:
         """For each unit, which of ``terms`` FTS5 finds in which field (for ``--explain``)."""

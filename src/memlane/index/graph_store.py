@@ -21,10 +21,16 @@ class GraphStore:
             "SELECT id, name, path, scope, json_extract(meta, '$.links'), json_extract(meta, '$.supersedes'),"
             " json_extract(meta, '$.index_section'), json_extract(meta, '$.store'),"
             " json_extract(meta, '$.superseded_by') FROM units").fetchall()
-        return [{"id": i, "name": n, "path": p, "scope": s,
-                 "meta": {"links": json.loads(links or "[]"), "supersedes": json.loads(sup or "[]"),
-                          "index_section": section, "store": store, "superseded_by": json.loads(by or "[]")}}
-                for i, n, p, s, links, sup, section, store, by in rows]
+        return [_facts(*row) for row in rows]
+
+    def link_facts_of(self, uids: Iterable[str]) -> dict[str, dict]:
+        """uid -> ``link_facts``'s entry, for the units of ``uids`` that are stored."""
+        rows = self._rows_by_uid(
+            "SELECT uid, id, name, path, scope, json_extract(meta, '$.links'), json_extract(meta, '$.supersedes'),"
+            " json_extract(meta, '$.index_section'), json_extract(meta, '$.store'),"
+            " json_extract(meta, '$.superseded_by') FROM units", uids)
+        return {uid: _facts(i, n, p, s, links, sup, section, store, by)
+                for uid, i, n, p, s, links, sup, section, store, by in rows}
 
     def stored_structure(self) -> tuple[set[tuple[int, int, str]], set[int], str | None]:
         """(edges, nodes, graph version) as stored: whether the structure must be recomputed."""
@@ -133,3 +139,9 @@ class GraphStore:
     def missing_links(self) -> list[tuple[int, str, str]]:
         """Links to notes that do not exist (future-write markers): (unit, target, kind)."""
         return self.conn.execute("SELECT src, target, kind FROM missing_links ORDER BY src").fetchall()
+
+
+def _facts(unit_id, name, path, scope, links, supersedes, section, store, superseded_by) -> dict:
+    return {"id": unit_id, "name": name, "path": path, "scope": scope,
+            "meta": {"links": json.loads(links or "[]"), "supersedes": json.loads(supersedes or "[]"),
+                     "index_section": section, "store": store, "superseded_by": json.loads(superseded_by or "[]")}}

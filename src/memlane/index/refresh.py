@@ -24,8 +24,10 @@ from typing import Callable
 
 from ..config import Config
 from ..store.note import PARSER_VERSION
-from ..store.scan import ParseCache, Skip, fingerprint
+from ..store.scan import ParseCache, Skip
 from ..store.scopes import StoreSpec, load_snapshot
+from .incremental import (MANIFEST, Walk, edited_notes, load_manifest, manifest_of, read_edited, report_lists,
+                          same_name, walk)
 from .schema import MIGRATIONS
 from .sqlite import SQLiteIndex
 from .storage import SyncReport
@@ -90,14 +92,18 @@ class Refresher:
         self.shadowed: list[tuple] = []
 
     # -- the stamp ---------------------------------------------------------------------
-    def stamp(self, embedder_name: str | None) -> tuple[str, str]:
-        """(meta key, what the files and settings look like now): a stat walk only."""
+    def stamp(self, embedder_name: str | None, found: Walk | None = None) -> tuple[str, str]:
+        """(meta key, what the files and settings look like now): a stat walk only (``found``:
+        one already made)."""
+        key = f"files:{embedder_name or '-'}"
+        return key, (found or walk(self.specs)).digest + self._settings()
+
+    def _settings(self) -> str:
         settings = (f"{self.config.embed.long_notes}|{self.config.index.max_file_bytes}|{len(MIGRATIONS)}|"
                     f"{self.graph_version}|"
                     f"{PARSER_VERSION}|{sorted(self.config.privacy.exclude)}|"
                     f"{sorted((str(s.path), s.scope) for s in self.specs)}")
-        key = f"files:{embedder_name or '-'}"
-        return key, fingerprint([s.path for s in self.specs]) + hashlib.sha256(settings.encode()).hexdigest()[:16]
+        return hashlib.sha256(settings.encode()).hexdigest()[:16]
 
     def _meta(self, key: str) -> str | None:
         try:
@@ -116,12 +122,18 @@ class Refresher:
                 force: bool = False) -> RefreshReport:
         """Sync the index with the files and, with ``embedder``, embed what has no vector."""
         started = time.perf_counter()
-        stamp_key, stamp = self.stamp(embedder.name if embedder else None)
+        found = walk(self.specs)
+        stamp_key, stamp = self.stamp(embedder.name if embedder else None, found)
         name = embedder.name if embedder else None
         if not force and self._meta(stamp_key) == stamp:
             count = self.index.counts()["units"]
             return RefreshReport(notes=count, unchanged=count, up_to_date=True, embedder=name, notice=notice,
                                  index=self.index_path, seconds=round(time.perf_counter() - started, 3))
+        edited = None if force else self._refresh_edited(found, embedder, progress)
+        if edited is not None:
+            edited.notice, edited.seconds = notice, round(time.perf_counter() - started, 3)
+            self._set(stamp_key, stamp)
+            return edited
         cache = self._parse_cache() if not force else ParseCache()
         snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes, cache=cache,
                              exclude=tuple(self.config.privacy.exclude))
@@ -144,6 +156,7 @@ class Refresher:
             self._save_parse_cache(cache)
             self._set(stamp_key, stamp)
             self._set("skipped", json.dumps([[s.path, s.reason] for s in snap.skipped]))
+            self._set(MANIFEST, json.dumps(manifest_of(snap, found, self._settings())))
         return RefreshReport(
             notes=len(units), added=synced.added, updated=synced.updated, removed=synced.removed,
             unchanged=synced.unchanged, embedded=embedded, healed=synced.healed or self.index.healed,
@@ -152,6 +165,50 @@ class Refresher:
             notice=notice, index_problem=problem, index=self.index_path,
             seconds=round(time.perf_counter() - started, 3))
 
+    def _refresh_edited(self, found: Walk, embedder, progress: Progress | None) -> RefreshReport | None:
+        """The refresh when only notes were edited in place (``incremental.py``): those notes
+        read and synced, the link graph left alone unless their links moved. None: take the
+        complete refresh (something else changed, or this store keeps no parse cache)."""
+        index = self.index
+        if not all(hasattr(index, n) for n in ("parsed_stats", "save_parsed_rows", "chunking_holds", "link_facts_of")):
+            return None
+        max_chars = embedder.max_chars if embedder else None
+        try:
+            manifest = load_manifest(index.get_meta(MANIFEST), self._settings())
+            if (manifest is None or index.get_meta("parser") != PARSER_VERSION
+                    or not index.chunking_holds(self.config.embed.long_notes, max_chars)):
+                return None
+            paths = edited_notes(found, manifest, index.parsed_stats())
+            read = None if paths is None else read_edited(paths, found, manifest,
+                                                          max_bytes=self.config.index.max_file_bytes,
+                                                          exclude=tuple(self.config.privacy.exclude))
+            if read is None:
+                return None
+            units = [unit_from_note(n) for n in read[0]]
+            before = index.link_facts_of([u.uid for u in units])
+            if len(before) != len(units) or any(not same_name(before[u.uid]["name"], u.name) for u in units):
+                return None  # not indexed as itself (shadowed), or renamed: the others may answer to it
+            synced = index.sync(units, strategy=self.config.embed.long_notes, max_chars=max_chars, prune=False,
+                                progress=(lambda d, t: progress("index", d, t)) if progress else None)
+            if synced.healed:
+                return None  # a new, empty index: fill it completely
+            self.graph_builder(index, any(_links_of(u) != _links_of(before[u.uid]) for u in units))
+            embedded = self.embed(embedder, progress) if embedder is not None else 0
+            index.save_parsed_rows(read[1])
+        except (sqlite3.Error, OSError) as exc:
+            log.info("refreshing the edited notes alone did not work (%s): a complete refresh", exc)
+            return None
+        self.skipped, self.excluded, self.shadowed = report_lists(manifest)
+        for skip in self.skipped:
+            log.warning("skipped %s: %s", skip.path, skip.reason)
+        self._set("skipped", json.dumps([[s.path, s.reason] for s in self.skipped]))
+        notes = manifest["notes"]
+        return RefreshReport(
+            notes=notes, updated=synced.updated, added=synced.added, unchanged=notes - synced.changed,
+            embedded=embedded, healed=index.healed, skipped=[{"path": s.path, "reason": s.reason} for s in self.skipped],
+            excluded=len(self.excluded), shadowed=[{"path": str(h.path), "by": str(w.path)} for h, w in self.shadowed],
+            embedder=embedder.name if embedder else None, index=self.index_path)
+
     def _sync(self, units, max_chars: int | None, progress: Progress | None) -> SyncReport:
         report = self.index.sync(units, strategy=self.config.embed.long_notes, max_chars=max_chars,
                                  progress=(lambda d, t: progress("index", d, t)) if progress else None)
@@ -159,8 +216,15 @@ class Refresher:
         return report
 
     def embed(self, embedder, progress: Progress | None = None) -> int:
-        return embed_pending(self.index, embedder,
+        done = embed_pending(self.index, embedder,
                              progress=(lambda d, t: progress("embed", d, t)) if progress else None)
+        pack = getattr(self.index, "pack_vectors", None)  # a store that keeps its vectors packed (SQLite)
+        if pack is not None:
+            try:
+                pack(embedder.name)
+            except sqlite3.OperationalError as exc:  # only derived: a reader packs what is missing itself
+                log.info("could not store packed vectors: %s", exc)
+        return done
 
     # -- the parse cache ---------------------------------------------------------------
     def _parse_cache(self) -> ParseCache:
@@ -207,3 +271,14 @@ class Refresher:
             return [tuple(s) for s in json.loads(self.index.get_meta("skipped") or "[]")]
         except (ValueError, TypeError, sqlite3.Error, OSError):
             return [(s.path, s.reason) for s in self.skipped]
+
+
+def _links_of(unit) -> dict:
+    """What the link graph reads of a unit (``link_facts``' entry, its id aside)."""
+    if isinstance(unit, dict):
+        return {k: v for k, v in unit.items() if k != "id"}
+    meta = json.loads(json.dumps(unit.meta, ensure_ascii=False, default=str))
+    return {"name": unit.name, "path": unit.path, "scope": unit.scope,
+            "meta": {"links": meta.get("links") or [], "supersedes": meta.get("supersedes") or [],
+                     "index_section": meta.get("index_section"), "store": meta.get("store"),
+                     "superseded_by": meta.get("superseded_by") or []}}

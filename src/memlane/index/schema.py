@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 FTS_COLUMNS = ("name", "description", "keywords", "body")
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # as migration 1 wrote it (postings.py tokenizes alike)
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: units, their full text, content-addressed embeddings and the unit->chunk map
@@ -102,6 +103,78 @@ MIGRATIONS: tuple[str, ...] = (
     );
     ALTER TABLE graph_nodes ADD COLUMN cluster INTEGER NOT NULL DEFAULT 0;
     """,
+    # 6: the vector leg's int8 blocks (index/vector_pack.py), derived: when a chunk of a block's
+    #    units (unit id >> 10) or an embedding they use changes, whoever writes, the block is marked
+    #    stale and the unit noted, so that only that unit's rows are computed again
+    """
+    CREATE TABLE vector_blocks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        model TEXT NOT NULL,
+        block INTEGER NOT NULL,
+        stale INTEGER NOT NULL DEFAULT 0,
+        rows INTEGER NOT NULL,
+        dim INTEGER NOT NULL,
+        units BLOB NOT NULL,
+        rowids BLOB NOT NULL,
+        codes BLOB NOT NULL,
+        scales BLOB NOT NULL,
+        errors BLOB NOT NULL,
+        UNIQUE (model, block)
+    );
+    CREATE INDEX vector_blocks_block ON vector_blocks(block);
+    CREATE TABLE vector_dirty (block INTEGER NOT NULL, unit INTEGER NOT NULL, PRIMARY KEY (block, unit)) WITHOUT ROWID;
+    CREATE TRIGGER chunks_insert_packs AFTER INSERT ON chunks BEGIN
+        INSERT OR IGNORE INTO vector_dirty SELECT NEW.unit >> 10, NEW.unit
+            WHERE EXISTS (SELECT 1 FROM vector_blocks WHERE block = NEW.unit >> 10);
+        UPDATE vector_blocks SET stale = 1 WHERE block = NEW.unit >> 10 AND stale = 0; END;
+    CREATE TRIGGER chunks_delete_packs AFTER DELETE ON chunks BEGIN
+        INSERT OR IGNORE INTO vector_dirty SELECT OLD.unit >> 10, OLD.unit
+            WHERE EXISTS (SELECT 1 FROM vector_blocks WHERE block = OLD.unit >> 10);
+        UPDATE vector_blocks SET stale = 1 WHERE block = OLD.unit >> 10 AND stale = 0; END;
+    CREATE TRIGGER chunks_update_packs AFTER UPDATE ON chunks BEGIN
+        INSERT OR IGNORE INTO vector_dirty SELECT unit >> 10, unit FROM (SELECT OLD.unit AS unit UNION SELECT NEW.unit)
+            WHERE EXISTS (SELECT 1 FROM vector_blocks WHERE block = unit >> 10);
+        UPDATE vector_blocks SET stale = 1 WHERE block IN (OLD.unit >> 10, NEW.unit >> 10) AND stale = 0; END;
+    CREATE TRIGGER embeddings_insert_packs AFTER INSERT ON embeddings BEGIN
+        INSERT OR IGNORE INTO vector_dirty SELECT unit >> 10, unit FROM chunks WHERE hash = NEW.hash
+            AND EXISTS (SELECT 1 FROM vector_blocks WHERE block = unit >> 10);
+        UPDATE vector_blocks SET stale = 1 WHERE model = NEW.model AND stale = 0
+            AND block IN (SELECT unit >> 10 FROM chunks WHERE hash = NEW.hash); END;
+    CREATE TRIGGER embeddings_delete_packs AFTER DELETE ON embeddings BEGIN
+        INSERT OR IGNORE INTO vector_dirty SELECT unit >> 10, unit FROM chunks WHERE hash = OLD.hash
+            AND EXISTS (SELECT 1 FROM vector_blocks WHERE block = unit >> 10);
+        UPDATE vector_blocks SET stale = 1 WHERE model = OLD.model AND stale = 0
+            AND block IN (SELECT unit >> 10 FROM chunks WHERE hash = OLD.hash); END;
+    CREATE TRIGGER embeddings_update_packs AFTER UPDATE ON embeddings BEGIN
+        INSERT OR IGNORE INTO vector_dirty SELECT unit >> 10, unit FROM chunks WHERE hash IN (OLD.hash, NEW.hash)
+            AND EXISTS (SELECT 1 FROM vector_blocks WHERE block = unit >> 10);
+        UPDATE vector_blocks SET stale = 1 WHERE model IN (OLD.model, NEW.model) AND stale = 0
+            AND block IN (SELECT unit >> 10 FROM chunks WHERE hash IN (OLD.hash, NEW.hash)); END;
+    """,
+    # 7: the keyword leg's postings per term and block of 4,096 units, and the rows' token counts
+    #    (index/postings.py); ``units_changes`` moves with every write to ``units``, whoever
+    #    writes, and the postings are current while ``postings`` equals it; narrow indexes so that
+    #    a refresh compares files and hashes without reading every note's text
+    """
+    CREATE TABLE postings (
+        id INTEGER PRIMARY KEY,
+        term TEXT NOT NULL,
+        block INTEGER NOT NULL,
+        units BLOB NOT NULL,
+        freqs BLOB NOT NULL
+    );
+    CREATE UNIQUE INDEX postings_term ON postings(term, block);
+    CREATE TABLE posting_sizes (block INTEGER PRIMARY KEY, units BLOB NOT NULL, sizes BLOB NOT NULL);
+    INSERT OR REPLACE INTO meta(key, value) VALUES ('units_changes', '0');
+    CREATE TRIGGER units_insert_count AFTER INSERT ON units BEGIN
+        UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'units_changes'; END;
+    CREATE TRIGGER units_update_count AFTER UPDATE ON units BEGIN
+        UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'units_changes'; END;
+    CREATE TRIGGER units_delete_count AFTER DELETE ON units BEGIN
+        UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'units_changes'; END;
+    CREATE INDEX parsed_stats ON parsed(path, size, mtime_ns);
+    CREATE INDEX units_hash ON units(uid, hash);
+    """,
 )
 
 
@@ -114,11 +187,24 @@ def migrate(conn: sqlite3.Connection, migrations: tuple[str, ...] = MIGRATIONS) 
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under the lock
         for number, script in enumerate(migrations[version:], start=version + 1):
-            for statement in script.split(";\n"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in statements(script):
+                conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def statements(script: str) -> list[str]:
+    """The statements of a migration script, line by line until SQLite calls one complete (a
+    trigger's body holds semicolons of its own)."""
+    out, pending = [], ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            out.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        out.append(pending.strip())
+    return out

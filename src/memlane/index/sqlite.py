@@ -41,6 +41,8 @@ class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore):
         self.fts_weights = {c: 1.0 for c in FTS_COLUMNS} | (fts_weights or {})
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict = {}
+        self._packs: dict = {}  # model -> vector_pack.PackedVectors
+        self._tokenizer = None  # postings.Tokenizer, made on first use
         self._derived: dict[str, tuple[int, object]] = {}
         self.healed = False
         self.heals = 0
@@ -80,6 +82,7 @@ class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore):
         self.healed = True
         self.heals += 1  # a resident process rebuilds at once when this moves (see Memory.refresh)
         self._vectors.clear()
+        self._packs.clear()
         self._derived.clear()
 
     def close(self) -> None:
@@ -112,6 +115,22 @@ class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore):
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
+
+    @contextmanager
+    def snapshot(self):
+        """One read transaction: what several reads see is one state of the index, whoever
+        commits between them (WAL readers never block writers). Inside a transaction, joins it."""
+        if self.conn.in_transaction:
+            yield self
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield self
+        except BaseException:
+            if self.conn.in_transaction:  # a damaged index may have ended it already
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
     # -- meta ---------------------------------------------------------------------
     def get_meta(self, key: str, default: str | None = None) -> str | None:

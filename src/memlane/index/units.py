@@ -43,16 +43,22 @@ class UnitRows:
               progress: Callable[[int, int], None] | None) -> SyncReport:
         report = SyncReport()
         with self.transaction():
+            postings_current = self.postings_current()  # before this sync writes
+            self._gone_hashes: set[str] = set()  # chunk texts this sync takes away
+            rechunked = not self.chunking_holds(strategy, max_chars)
             max_chars = self._chunking(strategy, max_chars)
-            existing = {uid: (uid_id, h) for uid_id, uid, h in self.conn.execute("SELECT id, uid, hash FROM units")}
+            existing = self._existing(None if prune else [u.uid for u in units])
             wanted = set()
+            changes: dict[int, tuple] = {}  # unit id -> (full-text row before, after)
             for done, unit in enumerate(units, start=1):
                 wanted.add(unit.uid)
                 current = existing.get(unit.uid)
                 if current and current[1] == unit.content_hash:
                     report.unchanged += 1
                 else:
-                    self._write_unit(unit, current[0] if current else None, strategy, max_chars)
+                    unit_id, before, after = self._write_unit(unit, current[0] if current else None, strategy,
+                                                              max_chars)
+                    changes[unit_id] = (changes.get(unit_id, (before,))[0], after)
                     report.updated += bool(current)
                     report.added += not current
                 if progress and (done % 50 == 0 or done == len(units)):
@@ -60,28 +66,56 @@ class UnitRows:
             if prune:
                 for uid, (uid_id, _) in existing.items():
                     if uid not in wanted:
-                        self._delete_unit(uid_id)
+                        changes[uid_id] = (self._delete_unit(uid_id), None)
                         report.removed += 1
-            if report.changed:
+            if report.changed and (prune or rechunked):
                 self.conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
+            elif report.changed:  # only what these units' old chunks used can have been left unused
+                self.conn.executemany("DELETE FROM embeddings WHERE hash = ? AND hash NOT IN (SELECT hash FROM chunks)",
+                                      [(h,) for h in sorted(self._gone_hashes)])
+            if report.changed or not postings_current:
+                self._keep_postings(changes if postings_current else None)
                 self._bump_generation()
         if report.changed:
             self._vectors.clear()
         return report
 
-    def _chunking(self, strategy: ChunkStrategy, max_chars: int | None) -> int:
-        """The chunk length to use; a changed chunking re-chunks everything."""
+    def _existing(self, uids: list[str] | None) -> dict[str, tuple[int, str]]:
+        """uid -> (unit id, content hash) of every unit, or of ``uids`` only."""
+        if uids is None:
+            return {uid: (uid_id, h) for uid_id, uid, h in self.conn.execute("SELECT id, uid, hash FROM units")}
+        return {uid: (uid_id, h) for uid_id, uid, h in self._rows_by_uid("SELECT id, uid, hash FROM units", uids)}
+
+    def _rows_by_uid(self, select: str, uids: Iterable[str]) -> list[tuple]:
+        uids, rows = list(dict.fromkeys(uids)), []
+        for start in range(0, len(uids), 400):
+            batch = uids[start:start + 400]
+            rows += self.conn.execute(f"{select} WHERE uid IN ({','.join('?' * len(batch))})", batch).fetchall()
+        return rows
+
+    def _chunk_setting(self, strategy: ChunkStrategy, max_chars: int | None) -> tuple[str, int]:
         if max_chars is None:  # not embedding now: keep the chunking the vectors were made with
             stored = (self.get_meta("chunking") or "").partition(":")
             max_chars = int(stored[2]) if stored[0] == strategy.value and stored[2].isdigit() else 2000
-        setting = f"{strategy.value}:{max_chars}"
+        return f"{strategy.value}:{max_chars}", max_chars
+
+    def chunking_holds(self, strategy: ChunkStrategy | str, max_chars: int | None) -> bool:
+        """Whether a sync with this chunking keeps every unit's chunks (else it re-chunks all)."""
+        return self.get_meta("chunking") == self._chunk_setting(ChunkStrategy(strategy), max_chars)[0]
+
+    def _chunking(self, strategy: ChunkStrategy, max_chars: int | None) -> int:
+        """The chunk length to use; a changed chunking re-chunks everything."""
+        setting, max_chars = self._chunk_setting(strategy, max_chars)
         if self.get_meta("chunking") != setting:
             self.conn.execute("DELETE FROM chunks")
             self.conn.execute("UPDATE units SET hash = ''")  # force re-chunking of everything
             self.set_meta("chunking", setting)
         return max_chars
 
-    def _write_unit(self, unit: Unit, unit_id: int | None, strategy: ChunkStrategy, max_chars: int) -> None:
+    def _write_unit(self, unit: Unit, unit_id: int | None, strategy: ChunkStrategy,
+                    max_chars: int) -> tuple[int, tuple | None, tuple]:
+        """Write one unit; returns (its id, its full-text row before (None: new), after)."""
+        before = None
         row = (unit.uid, unit.name, unit.title, unit.description, unit.keywords, unit.body, unit.path,
                unit.scope, unit.type, json.dumps(unit.meta, ensure_ascii=False, default=str),
                unit.content_hash, time.time())
@@ -94,22 +128,34 @@ class UnitRows:
             self.conn.execute(
                 "UPDATE units SET uid=?, name=?, title=?, description=?, keywords=?, body=?, path=?, scope=?,"
                 " type=?, meta=?, hash=?, indexed_at=? WHERE id=?", row + (unit_id,))
+            before = self._fts_row(unit_id)
             self.conn.execute("DELETE FROM units_fts WHERE rowid = ?", (unit_id,))
+            self._gone_hashes.update(h for (h,) in self.conn.execute("SELECT hash FROM chunks WHERE unit = ?",
+                                                                     (unit_id,)))
             self.conn.execute("DELETE FROM chunks WHERE unit = ?", (unit_id,))
         name_field = " ".join(p for p in (unit.name, unit.title) if p)
-        self.conn.execute(
-            "INSERT INTO units_fts(rowid, name, description, keywords, body) VALUES (?,?,?,?,?)",
-            (unit_id, fts_text(name_field.replace("_", " ").replace("-", " ")), fts_text(unit.fts_description()),
-             fts_text(unit.keywords), fts_text(unit.body)))
+        after = (fts_text(name_field.replace("_", " ").replace("-", " ")), fts_text(unit.fts_description()),
+                 fts_text(unit.keywords), fts_text(unit.body))
+        self.conn.execute("INSERT INTO units_fts(rowid, name, description, keywords, body) VALUES (?,?,?,?,?)",
+                          (unit_id, *after))
         texts = chunk_texts(unit, strategy, max_chars=max_chars)
         self.conn.executemany(
             "INSERT INTO chunks(unit, seq, hash, text) VALUES (?,?,?,?)",
             [(unit_id, seq, text_hash(t), t) for seq, t in enumerate(texts)])
+        return unit_id, before, after
 
-    def _delete_unit(self, unit_id: int) -> None:
+    def _delete_unit(self, unit_id: int) -> tuple | None:
+        """Delete one unit; returns its full-text row as it was."""
+        before = self._fts_row(unit_id)
         self.conn.execute("DELETE FROM units_fts WHERE rowid = ?", (unit_id,))
         self.conn.execute("DELETE FROM chunks WHERE unit = ?", (unit_id,))
         self.conn.execute("DELETE FROM units WHERE id = ?", (unit_id,))
+        return before
+
+    def _fts_row(self, unit_id: int) -> tuple | None:
+        row = self.conn.execute("SELECT name, description, keywords, body FROM units_fts WHERE rowid = ?",
+                                (unit_id,)).fetchone()
+        return tuple(row) if row else None
 
     # -- reads ----------------------------------------------------------------------
     def units_by_id(self, ids: Iterable[int]) -> dict[int, dict]:
@@ -187,12 +233,23 @@ class UnitRows:
         return {path: (size, mtime_ns, note) for path, size, mtime_ns, note
                 in self.conn.execute("SELECT path, size, mtime_ns, note FROM parsed")}
 
+    def parsed_stats(self) -> dict[str, str]:
+        """path -> "size:mtime_ns" of every cached parse (a narrow index: no note is read)."""
+        return dict(self.conn.execute("SELECT path, size || ':' || mtime_ns FROM parsed INDEXED BY parsed_stats"))
+
+    def save_parsed_rows(self, fresh: dict[str, tuple[int, int, str]]) -> None:
+        """Store newly parsed notes (nothing is forgotten)."""
+        with self.transaction():
+            self.conn.executemany("INSERT OR REPLACE INTO parsed(path, size, mtime_ns, note) VALUES (?,?,?,?)",
+                                  [(path, *row) for path, row in fresh.items()])
+
     def save_parsed(self, fresh: dict[str, tuple[int, int, str]], seen: set[str]) -> None:
         """Store newly parsed notes and forget paths that are gone."""
         with self.transaction():
             self.conn.executemany("INSERT OR REPLACE INTO parsed(path, size, mtime_ns, note) VALUES (?,?,?,?)",
                                   [(path, *row) for path, row in fresh.items()])
-            gone = [(p,) for (p,) in self.conn.execute("SELECT path FROM parsed") if p not in seen]
+            gone = [(p,) for (p,) in self.conn.execute("SELECT path FROM parsed INDEXED BY parsed_stats")
+                    if p not in seen]
             self.conn.executemany("DELETE FROM parsed WHERE path = ?", gone)
 
 

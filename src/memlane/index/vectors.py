@@ -14,9 +14,10 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..embed.base import Embedder
+from .vector_pack import BLOCK_BITS, PackedSimilarities, PackedVectors, current_blocks, fetch_vectors, store_block
 
 
 @dataclass
@@ -63,9 +64,27 @@ class Similarities:
     def __iter__(self):  # (units, sims) = similarities(...)
         return iter((self.units, self.sims))
 
+    def __len__(self) -> int:
+        return len(self.sims)
+
     def cosine_of(self, unit_id: int) -> float | None:
         pos = self.position.get(unit_id)
         return None if pos is None else float(self.sims[pos])
+
+    def cosines_of(self, unit_ids: Iterable[int]) -> dict[int, float]:
+        """unit -> cosine, for the units known here."""
+        found = ((u, self.cosine_of(u)) for u in unit_ids)
+        return {u: c for u, c in found if c is not None}
+
+    def top(self, n: int) -> tuple:
+        """(positions into ``units``, their cosines): the best ``n``, best first."""
+        import numpy as np
+
+        sims = self.sims
+        n = min(n, len(sims))
+        best = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
+        best = best[np.argsort(-sims[best], kind="stable")]  # only the candidates get sorted
+        return best, sims[best]
 
 
 class VectorStore:
@@ -111,10 +130,37 @@ class VectorStore:
         self._vectors[model] = vm
         return vm
 
-    def similarities(self, model: str, query_vector) -> Similarities | None:
-        """Every unit's best cosine to ``query_vector``, or None without vectors of ``model``."""
-        vm = self.vector_matrix(model)
-        return None if vm is None else vm.similarities(query_vector)
+    def similarities(self, model: str, query_vector, *, among=()) -> PackedSimilarities | None:
+        """Every unit's best cosine to ``query_vector``, or None without vectors of ``model``
+        (exact: every unit is answered for, ``among`` or not; see ``vector_pack.py``)."""
+        pack = self.vector_pack(model)
+        if pack is None:
+            return None
+        return pack.similarities(query_vector, lambda rowids: fetch_vectors(self.conn, rowids), among)
+
+    def vector_pack(self, model: str) -> PackedVectors | None:
+        """The packed vectors of ``model``, kept until the index changes; then only the blocks
+        whose stored row changed are read again (or brought up to date here)."""
+        generation = self.generation
+        cached = self._packs.get(model)
+        if cached is not None and cached.generation == generation:
+            return cached if len(cached) else None
+        blocks, _ = current_blocks(self.conn, model, cached.by_block if cached is not None else {})
+        pack = self._packs[model] = PackedVectors(model, blocks, generation)
+        return pack if len(pack) else None
+
+    def pack_vectors(self, model: str) -> int:
+        """Store the blocks of ``model`` that are missing or stale (after embedding); returns how many."""
+        with self.transaction():
+            blocks, computed = current_blocks(self.conn, model, {}, computed_only=True)
+            for block in computed:
+                store_block(self.conn, model, block)
+            top = self.conn.execute("SELECT max(id) FROM units").fetchone()[0]
+            self.conn.execute("DELETE FROM vector_blocks WHERE model = ? AND block > ?",
+                              (model, -1 if top is None else top >> BLOCK_BITS))
+            self.conn.execute("DELETE FROM vector_dirty WHERE NOT EXISTS (SELECT 1 FROM vector_blocks v"
+                              " WHERE v.block = vector_dirty.block AND v.stale = 1)")
+        return len(computed)
 
     def embedded_units(self) -> dict[str, int]:
         """model -> how many units have at least one vector of it."""

@@ -52,7 +52,7 @@ def rank(index: Storage, query: str, settings: RetrieveConfig, *, embedder: Embe
         found = None
         if query.strip():
             qvec = query_vector if query_vector is not None else embedder.embed_query(query[: embedder.max_chars])
-            found = index.similarities(embedder.name, qvec)
+            found = index.similarities(embedder.name, qvec, among=list(legs))  # the keyword candidates too
         if found is not None:
             vectors_available = True
             _add_vector_leg(legs, found, settings, embedder, apply_threshold, exclude)
@@ -83,16 +83,11 @@ def order_hits(hits: list[Hit]) -> list[Hit]:
 
 def _add_vector_leg(legs: dict[int, Legs], found, settings: RetrieveConfig,
                     embedder: Embedder, apply_threshold: bool, exclude=frozenset()) -> None:
-    import numpy as np
-
-    units, sims = found
+    units = found.units
     floor = settings.min_cosine if settings.min_cosine is not None else embedder.min_cosine
     strong = max(embedder.strong_cosine, floor + 1e-6)
-    n = min(settings.candidates, len(sims))
-    best = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
-    top = best[np.argsort(-sims[best], kind="stable")]  # only the candidates get sorted
-    for rank_no, pos in enumerate(top.tolist(), start=1):
-        cosine = float(sims[pos])
+    top, sims = found.top(min(settings.candidates, len(found)))  # the best, best first
+    for rank_no, (pos, cosine) in enumerate(zip(top.tolist(), sims.tolist()), start=1):
         if int(units[pos]) in exclude:
             continue
         if apply_threshold and cosine < floor:
@@ -101,11 +96,8 @@ def _add_vector_leg(legs: dict[int, Legs], found, settings: RetrieveConfig,
         item.cosine, item.vector_rank = cosine, rank_no
         item.vector = calibrate_cosine(cosine, floor, strong)
     # keyword candidates outside the vector top-N still get their cosine (no rank)
-    for unit_id, item in legs.items():
-        if item.cosine is None:
-            cosine = found.cosine_of(unit_id)
-            if cosine is not None:
-                item.cosine, item.vector = cosine, calibrate_cosine(cosine, floor, strong)
+    for unit_id, cosine in found.cosines_of([u for u, item in legs.items() if item.cosine is None]).items():
+        legs[unit_id].cosine, legs[unit_id].vector = cosine, calibrate_cosine(cosine, floor, strong)
 
 
 def matched_fields(index: Storage, query: str, unit_ids: list[int]) -> dict[int, dict[str, list[str]]]:
