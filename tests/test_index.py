@@ -22,20 +22,19 @@ from memlane.index.schema import MIGRATIONS
 N_STORE = len(STORE_NOTES)
 
 
-def rows_indexed_at(index_path) -> dict[str, float]:
-    with sqlite3.connect(index_path) as conn:
-        return dict(conn.execute("SELECT name, indexed_at FROM units"))
+def rows_indexed_at(index) -> dict[str, float]:
+    return {row["name"]: row["indexed_at"] for row in index.units_by_id(index.all_ids()).values()}
 
 
 # -- incremental sync --------------------------------------------------------------------
 def test_incremental_sync(memory, store):
     first = memory.refresh()
     assert (first["added"], first["updated"], first["removed"], first["unchanged"]) == (N_STORE, 0, 0, 0)
-    stamps = rows_indexed_at(memory.index_path)
+    stamps = rows_indexed_at(memory.index)
 
     again = memory.refresh()
     assert (again["added"], again["updated"], again["removed"], again["unchanged"]) == (0, 0, 0, N_STORE)
-    assert rows_indexed_at(memory.index_path) == stamps  # unchanged rows were not rewritten
+    assert rows_indexed_at(memory.index) == stamps  # unchanged rows were not rewritten
 
     path = store / "user_role.md"
     path.write_text(path.read_text().replace("Keep answers short.", "Keep answers short; no emoji."))

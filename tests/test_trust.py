@@ -168,7 +168,9 @@ def test_a_repository_may_lower_budgets_but_not_raise_them(tmp_path, sealed_env)
 @pytest.mark.parametrize("text, key", [
     ('[stores]\nuser_store = "/tmp/evil"\n', "stores.user_store"),
     ("[stores]\nclaude_code = true\n", "stores.claude_code"),
-    ('[judge]\ncommand = ["sh", "-c", "curl evil"]\n', "judge"),
+    ('[judge]\ncommand = ["sh", "-c", "curl evil"]\n', "judge.command"),
+    ('[judge]\nurl = "http://evil.example/v1"\n', "judge.url"),
+    ("[team]\ndsn = \"postgresql://evil@host/db\"\n", "team.dsn"),
     ('[retrieve]\nmin_score = 7\n', "retrieve.min_score"),
     ("[retrieve\nk = ", "(the whole file)"),
 ])

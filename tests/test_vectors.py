@@ -104,16 +104,24 @@ def test_vectors_round_trip_as_float32_blobs(tmp_path, backend):
     hashes = [h for h, _ in idx.pending_chunks("m")]
     vectors = np.array([[0.6, 0.8, 0.0], [1 / 3, 2 / 3, 2 / 3]], dtype=np.float64)  # float64 in
     idx.store_embeddings("m", hashes, vectors)
-    blobs = dict(idx.conn.execute("SELECT hash, vec FROM embeddings WHERE model = 'm'").fetchall())
+    stored = stored_vectors(idx, "m")
     for h, v in zip(hashes, vectors):
-        assert len(blobs[h]) == 3 * 4
-        assert np.array_equal(np.frombuffer(blobs[h], dtype=np.float32), v.astype(np.float32))
-    vm = idx.vector_matrix("m")
-    assert vm.matrix.dtype == np.float32 and vm.matrix.shape == (2, 3)
+        assert stored[h].dtype == np.float32 and np.array_equal(stored[h], v.astype(np.float32))
     cos = cosine_by_unit(idx, "m", np.array([0.6, 0.8, 0.0], dtype=np.float32))
     assert sorted(cos.values(), reverse=True) == pytest.approx([1.0, 0.2 + 16 / 30])
     assert idx.pending_chunks("m") == [] and len(idx.pending_chunks("other-model")) == 2
     idx.close()
+
+
+def stored_vectors(idx, model: str) -> dict:
+    """hash -> the vector as stored: float32 blobs in SQLite, ``vector`` (float4) in PostgreSQL."""
+    if hasattr(idx, "conn"):
+        blobs = dict(idx.conn.execute("SELECT hash, vec FROM embeddings WHERE model = ?", (model,)).fetchall())
+        assert all(len(b) % 4 == 0 for b in blobs.values())
+        vm = idx.vector_matrix(model)
+        assert vm.matrix.dtype == np.float32 and vm.matrix.shape[0] == len(blobs)
+        return {h: np.frombuffer(b, dtype=np.float32) for h, b in blobs.items()}
+    return dict(idx._rows("SELECT hash, vec FROM embeddings WHERE team = %s AND model = %s", (idx.namespace, model)))
 
 
 def test_identical_texts_are_embedded_once(tmp_path, backend):

@@ -170,6 +170,40 @@ class PrivacyConfig:
     exclude: list[str] = field(default_factory=list)
 
 
+@dataclass
+class TeamConfig:
+    """P1: the team scope, between user and project, on PostgreSQL. ``dsn`` (or
+    ``$MEMLANE_TEAM_DSN``) only in your own config file; a repository may name the team."""
+
+    dsn: str = ""  # postgresql://role@host/db (the password in ~/.pgpass or $PGPASSWORD, or in the DSN)
+    name: str = ""  # the team: a namespace of the database (several teams can share one)
+    timeout_ms: int = 400  # the most a recall waits for the team store; then the local scopes answer alone
+    retry_s: float = 30.0  # after the team store failed to answer, how long recall goes on without it
+
+    def configured_dsn(self) -> str:
+        return os.environ.get("MEMLANE_TEAM_DSN") or self.dsn
+
+
+@dataclass
+class JudgeConfig:
+    """R4: an optional judge — a model that chooses which of layer 3's candidates apply
+    (docs/judge.md). Off unless ``command`` or ``url`` is set, in your own config file only: a
+    repository's file may turn it off, never on, and never name what runs or where notes go."""
+
+    enabled: bool = True  # use the judge set here (none is set by default); a repository may turn it off
+    command: list[str] = field(default_factory=list)  # argv, run without a shell: JSON in on stdin, out on stdout
+    url: str = ""  # or an OpenAI-compatible endpoint: http://localhost:11434/v1 (Ollama), :8080/v1 (llama.cpp)
+    model: str = ""  # the model the endpoint is asked for (required with url)
+    api_key_env: str = ""  # the environment variable holding the endpoint's API key, if it needs one
+    structured: bool = True  # ask the endpoint for JSON of the verdict's schema (response_format json_schema)
+    timeout_s: float = 2.0  # past it the ranking stands (in the hooks never past the daemon's request deadline)
+    candidates: int = 12  # what the judge sees: the recalled notes, then the ranking below the threshold, up to this
+
+    @property
+    def configured(self) -> bool:
+        return self.enabled and bool(self.command or self.url)
+
+
 class Bracket(str, Enum):
     """How much of the context window is free (J3), and so how deep memory is injected."""
 
@@ -195,6 +229,8 @@ class InjectConfig:
     refresh_minutes: float = 120.0  # a note injected in a session comes again after this long
     context_turns: int = 1  # earlier user turns added to a short prompt's query (R2)
     statusline_max_age_s: float = 600.0  # an older statusline side file is not trusted
+    menu_lines: int = 8  # after what a prompt injects: this many further candidates, one line each (0: none)
+    menu_tokens: int = 250  # ... within this many tokens
 
 
 @dataclass
@@ -209,6 +245,8 @@ class Config:
     inject: InjectConfig = field(default_factory=InjectConfig)
     privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
     domains: DomainsConfig = field(default_factory=DomainsConfig)
+    team: TeamConfig = field(default_factory=TeamConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
     sources: list[str] = field(default_factory=list)  # files read, for doctor
     repository_file: str | None = None  # the repository's own .memlane.toml, when there is one
     refused: list[dict] = field(default_factory=list)  # what that file asked for and may not change
@@ -269,6 +307,12 @@ class Config:
             raise ConfigError("domains.ceiling must be a positive integer")
         if not 0 <= self.domains.room_knowledge <= 1:
             raise ConfigError("domains.room_knowledge must be a number in [0, 1]")
+        tm = self.team
+        if tm.name and (len(tm.name) > 63 or not all(c.isalnum() or c in "_-." for c in tm.name)):
+            raise ConfigError(f"team.name must be letters, digits, '_', '-' or '.' (at most 63), got {tm.name!r}")
+        if tm.timeout_ms < 0 or tm.retry_s < 0:
+            raise ConfigError("team.timeout_ms and team.retry_s must be >= 0")
+        _validate_judge(self.judge)
         for mount in self.stores.mounts:
             if mount.scope not in ("user", "project"):
                 raise ConfigError(f"stores.mounts: scope must be 'user' or 'project', got {mount.scope!r}")
@@ -276,6 +320,21 @@ class Config:
 
     def user_store_path(self) -> Path:
         return Path(self.stores.user_store).expanduser() if self.stores.user_store else data_home() / "user"
+
+
+def _validate_judge(jc: JudgeConfig) -> None:
+    if jc.command and jc.url:
+        raise ConfigError("judge: set either command or url, not both")
+    if jc.command and not jc.command[0].strip():
+        raise ConfigError("judge.command: the first item must name the program")
+    if jc.url and not jc.url.startswith(("http://", "https://")):
+        raise ConfigError(f"judge.url must start with http:// or https://, got {jc.url!r}")
+    if jc.url and not jc.model.strip():
+        raise ConfigError("judge.model is required with judge.url (the model the endpoint serves)")
+    if not 0 < jc.timeout_s <= 60:
+        raise ConfigError(f"judge.timeout_s must be a number of seconds in (0, 60], got {jc.timeout_s!r}")
+    if not 1 <= jc.candidates <= 30:
+        raise ConfigError(f"judge.candidates must be from 1 to 30, got {jc.candidates!r}")
 
 
 def _choice(key: str, value: str, enum: type[Enum]) -> None:
@@ -472,6 +531,8 @@ deep = "auto"
 max_chars = 10000         # Claude Code's cap per injection
 default_bracket = "moderate"   # when the context fill is unknown: fresh | moderate | depleted
 refresh_minutes = 120     # a note already injected in this session comes again after this long
+menu_lines = 8            # then, one line each, further notes the agent may open if they apply (0: none)
+menu_tokens = 250         # ... within this many tokens
 
 [domains]                 # other sources, each recalled in its own bucket (recall --domains, hook layer 4, MCP)
 docs = []                 # markdown folders mounted as libraries: "~/work/adr"
@@ -483,4 +544,15 @@ room_knowledge = 0.6      # a document section at least this relevant may join l
 
 [privacy]                 # private: true notes never reach an agent; these files are never read
 exclude = []              # globs on the path in its folder, the absolute path or the name: "personal/*"
+
+# [team]                  # team memory on PostgreSQL (pip install 'memlane[team]'; docs/team.md)
+# dsn = "postgresql://alice@db.example.com/memlane"   # or $MEMLANE_TEAM_DSN; never in a repository's file
+# name = "backend"        # the team (a repository's .memlane.toml may name it)
+# timeout_ms = 400        # the most a recall waits for the team store (then local scopes only)
+
+# [judge]                 # a model chooses which recalled notes apply (docs/judge.md); off unless set here
+# url = "http://localhost:11434/v1"   # an OpenAI-compatible server (Ollama, llama.cpp's llama-server, vLLM) ...
+# model = "qwen2.5:1.5b-instruct"
+# command = ["llm", "-m", "gpt-4o-mini"]   # ... or a command: the candidates as JSON on stdin, the chosen on stdout
+# timeout_s = 2.0         # past it the ranking stands
 """

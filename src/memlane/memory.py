@@ -23,7 +23,7 @@ from .index.connection import is_corruption
 from .index.refresh import Refresher, RefreshReport
 from .lifecycle import HitLog
 from .lifecycle.usage import Usage
-from .recall import RecallPlan, excluded_units, log_recall, recalled_units, run_recall
+from .recall import MAX_K, RecallPlan, excluded_units, log_recall, recalled_units, run_recall
 from .retrieve.recalled import Recalled
 from .store import StoreSpec, claude_memory_dir, discover_claude_memory, encode_project_path, git_root, scope_rank
 
@@ -69,6 +69,7 @@ class Memory:
         self.auto_lifecycle = True
         self._last_refresh: tuple[float, bool, RefreshReport] | None = None
         self._heals_seen = 0
+        self._team, self._team_made = None, False
 
     # -- setup ----------------------------------------------------------------------
     def _existing_specs(self) -> list[StoreSpec]:
@@ -125,6 +126,17 @@ class Memory:
         return self._files.index_path
 
     @property
+    def team(self):
+        """The team scope (P1, ``team/scope.py``) when ``[team]`` names a store and a team, else None."""
+        if not self._team_made:
+            self._team_made = True
+            if self.config.team.configured_dsn() and self.config.team.name:
+                from .team.scope import TeamScope
+
+                self._team = TeamScope(self.config)
+        return self._team
+
+    @property
     def skipped(self):
         return self._files.skipped
 
@@ -169,14 +181,18 @@ class Memory:
             return RefreshReport(**{**last[2].as_dict(), "up_to_date": True, "throttled": True})
         embedder = self.embedder if embed else None
         report = self._files.refresh(embedder, notice=self.embedder_notice, progress=progress, force=force)
+        if self.team is not None:  # the team's graph, vectors and lifecycle (never inline in a hook)
+            self.team.refresh(embedder, progress=progress)
         self._heals_seen = self.index.heals
         if not report.index_problem:
             self._last_refresh = (time.monotonic(), embed, report)
         return report
 
     def files_stamp(self) -> str:
-        """What the files look like now (paths, sizes, mtimes, settings): a stat walk only."""
-        return self._files.stamp(self.embedder.name if self.embedder else None)[1]
+        """What the files look like now (paths, sizes, mtimes, settings): a stat walk only (and,
+        with a team, its store's generation)."""
+        stamp = self._files.stamp(self.embedder.name if self.embedder else None)[1]
+        return stamp if self.team is None else f"{stamp}|team:{self.team.stamp()}"
 
     def trust_index(self) -> None:
         """Use the index as it is, without checking the files again (a hook's fast fallback)."""
@@ -193,7 +209,10 @@ class Memory:
         """Bring the index up to date without embedding anything, and recall keyword-only for
         this call when vectors are pending (or the index cannot be read for them): a hook answers
         within its budget and never waits for a model to embed a store (``memlane index``, or the
-        daemon, embeds)."""
+        daemon, embeds). The team scope answers the hook's recalls within its budget, and is never
+        refreshed inline."""
+        if self.team is not None:
+            self.team.hook = True
         report = self.refresh(embed=False)
         name = self.embedder_name()
         if name is not None and not self._embedder_loaded:
@@ -240,6 +259,18 @@ class Memory:
                                 "progress)")
         return max(pending, 0)
 
+    def further_candidates(self, prompt: str, *, after: list, n: int, session: str | None = None) -> list:
+        """The next ``n`` notes of the ranking after those already recalled (``after``), whatever
+        their score — the menu of possibly relevant notes a hook lists below what it injects.
+        Private notes are not candidates; nothing is recorded in the hit-log."""
+        if n <= 0:
+            return []
+        plan = RecallPlan(min_score=0.0, k=min(MAX_K, len(after) + n), constellations=False)
+        known = {r.path for r in after}
+        found = self.recall(prompt, depth=Depth.SUMMARY, refresh=False, record=False, include_private=False,
+                            plan=plan, session=session)
+        return [r for r in found if r.path not in known][:n]
+
     # -- recall ---------------------------------------------------------------------
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,
                explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,
@@ -260,7 +291,7 @@ class Memory:
         if refresh:
             self.refresh()
         if self.auto_lifecycle:
-            self.maintain_lifecycle()
+            self.maintain_lifecycle(team=False)  # the team's is folded by its refresh, off a hook's path
         try:
             outcome = self._run(prompt, plan, include_private, exclude)
         except sqlite3.DatabaseError as exc:
@@ -271,11 +302,19 @@ class Memory:
             outcome = self._run(prompt, plan, include_private, exclude)
         hits = [h for h in outcome.selected]
         results = recalled_units(self.index, prompt, hits, depth=depth, explain=explain)
+        if self.team is not None:  # the team scope joins, narrower wins (team/scope.py)
+            results, hits = self.team.join(self, prompt, plan, results, hits, depth=depth, explain=explain,
+                                           include_private=include_private, exclude=exclude)
         if record:
-            log_recall(self.hit_log, prompt, results, hits, session=session, depth=depth, layer=layer,
-                       bracket=bracket)
+            local = [(r, h) for r, h in zip(results, hits) if r.scope != "team"]
+            log_recall(self.hit_log, prompt, [r for r, _ in local], [h for _, h in local], session=session,
+                       depth=depth, layer=layer, bracket=bracket)
             if plan.include_archived:
-                self._restore([r.uid for r, h in zip(results, hits) if h.state in ("archived", "dormant")])
+                self._restore([r.uid for r, h in local if h.state in ("archived", "dormant")])
+            if len(local) < len(results):
+                shared = [(r, h) for r, h in zip(results, hits) if r.scope == "team"]
+                self.team.record(prompt, [r for r, _ in shared], [h for _, h in shared], session=session,
+                                 depth=depth, layer=layer, bracket=bracket, restore=plan.include_archived)
         return results
 
     def _run(self, prompt: str, plan: RecallPlan, include_private: bool, exclude_paths: Iterable[str]):
@@ -296,13 +335,16 @@ class Memory:
     def usage(self) -> Usage:
         return Usage(self.index, self.hit_log, self.config.lifecycle)
 
-    def maintain_lifecycle(self) -> None:
+    def maintain_lifecycle(self, *, team: bool = True) -> None:
         """Fold new hit-log lines into the index and, at most hourly, move notes between
-        active, dormant and archived. A locked index just waits for the next recall."""
+        active, dormant and archived. A locked index just waits for the next recall. ``team``:
+        the team store's shared hit-log too (a resident process's background round)."""
         try:
             self.usage.maintain()
         except (sqlite3.Error, OSError) as exc:
             log.info("lifecycle not updated this time: %s", exc)
+        if team and self.team is not None:
+            self.team.maintain()
 
     def _restore(self, uids: list[str]) -> None:
         try:
@@ -365,12 +407,14 @@ class Memory:
         if refresh:
             self.refresh(embed=False)
         found = self.index.find(name)
-        found.sort(key=lambda r: -scope_rank(r["scope"]))
+        shared = [] if self.team is None else self.team.show(name, found, session=session)  # narrower wins
+        found = [r for r in found if not (r["scope"] == "user" and any(s["name"] == r["name"] for s in shared))]
         if found and self.hit_log is not None:
             self.hit_log.record(name, [{"path": r["path"], "name": r["name"], "rank": n, "score": None}
                                        for n, r in enumerate(found, start=1)], session=session, layer="show",
                                 depth=Depth.FULL.value)
             self._restore([r["uid"] for r in found])
+        found = sorted(found + shared, key=lambda r: -scope_rank(r["scope"]))
         return redact_data([{"name": r["name"], "title": r["title"] or r["name"], "type": r["type"],
                              "scope": r["scope"], "path": r["path"], "description": r["description"],
                              "body": r["body"], "meta": r["meta"]} for r in found])
@@ -421,9 +465,12 @@ class Memory:
                          "long_notes": self.config.embed.long_notes},
             "domains": {"docs": self.config.domains.docs, "transcripts": self.config.domains.transcripts,
                         "code": self.config.domains.code, "privacy_exclude": self.config.privacy.exclude},
+            "team": None if self.team is None else self.team.status(),
         }
 
     def close(self) -> None:
+        if self._team is not None:
+            self._team.close()
         self.index.close()
 
     def __enter__(self) -> "Memory":

@@ -48,6 +48,9 @@ class RecallPlan:
     divergent: bool = False
     include_archived: bool = False
     k: int | None = None
+    #: the relevance a unit needs to be selected (None: ``retrieve.min_score``); the ranking and
+    #: the seeds of spreading are the same either way — 0 selects the best k whatever their score
+    min_score: float | None = None
 
 
 #: the most results one recall returns (the CLI's ``--k`` and the MCP tools' ``k`` hold to it)
@@ -99,7 +102,8 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     for hit in hits:
         hit.state = states.get(hit.unit_id, "active")
     eligible = [h for h in hits if plan.include_archived or h.state != "archived"]
-    selected = [h for h in eligible if h.relevance >= rc.min_score][:k]
+    floor = rc.min_score if plan.min_score is None else plan.min_score
+    selected = [h for h in eligible if h.relevance >= floor][:k]
     if plan.constellations and ac.constellations and selected:
         selected = _with_constellations(index, selected, {h.unit_id: h for h in hits}, config,
                                         skip=exclude, include_archived=plan.include_archived)

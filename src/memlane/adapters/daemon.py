@@ -22,6 +22,8 @@ an embedding model (~0.3 s or more on 2 cores).
   only when they changed, the other domains re-read at most every ``FABRIC_REFRESH_S``; a
   changed config file reopens the workspace.
 - **Idle timeout**: it exits after ``idle_minutes`` without a request and removes its socket.
+- **The judge** (R4, docs/judge.md), when the user's config sets one: asked here only, within the
+  request's deadline, with the workspace free for other requests while it thinks.
 
 Protocol, in bytes (the client imports no JSON): the client sends ``EVENT AGENT\\n`` and the hook's
 stdin and closes its side; the daemon answers ``ok\\n`` and what the hook prints, then closes.
@@ -62,22 +64,40 @@ def open_workspace(root: str, stores: list[str], embedder: str | None, index: st
     from ..domains.fabric import other_domains
 
     workspace = Workspace(stores, embedder, index, root,
-                          build_domains=lambda memory: other_domains(memory, refresh=False), **throttle)
+                          build_domains=lambda memory: other_domains(memory, refresh=False),
+                          build_judge=daemon_judge, **throttle)
     workspace.warm()
     workspace.start_refresher()
     return workspace
 
 
+def daemon_judge(memory, released):
+    """The workspace's judge (R4, ``[judge]`` in the user's config), or None: it waits for its
+    answer with the workspace ``released`` to other requests, and keeps its verdicts while the
+    workspace is open. Only the daemon has one: the hook client's own keyword-only answer never
+    asks a judge."""
+    if not memory.config.judge.configured:
+        return None
+    from ..judge import judge_from_config
+
+    return judge_from_config(memory.config.judge, outside=released)
+
+
 def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
            deadline: float | None = None) -> str:
     """What the hook prints for this request. Raises ``Busy`` when the workspace cannot be had
-    before ``deadline`` (a ``time.monotonic()`` value)."""
+    before ``deadline`` (a ``time.monotonic()`` value), which the judge never runs past either."""
     from .hook import handle_event, parse_payload
 
     payload = parse_payload(raw, agent)
     try:
         with workspace.held(deadline) as warm:
-            return handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
+            if warm.judge is None:
+                return handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
+            from ..judge import judging
+
+            with judging(warm.judge, until=deadline):
+                return handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
     except Busy:
         raise Busy(f"the workspace was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)") from None
 

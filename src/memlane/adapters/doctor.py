@@ -113,6 +113,16 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
     return problems
 
 
+def check_team(status: dict | None) -> list[Problem]:
+    """A team store the config names that does not answer (the hooks then recall the local scopes
+    only, and log why)."""
+    if status is None or status.get("answers"):
+        return []
+    return [Problem(f"the team store does not answer, so recall leaves the team's notes out: {status.get('problem')}",
+                    f"{status.get('dsn')} (team {status.get('team')})",
+                    "fix [team] dsn and name in your config (docs/team.md); `memlane team status` checks it again")]
+
+
 def recent_hook_failures(hours: float = 24.0, limit: int = 3) -> list[str]:
     """The last hook failures logged in ``hook.log`` within ``hours`` (newest last)."""
     path = cache_home() / "hook.log"
@@ -143,5 +153,5 @@ def _runs(program: str) -> bool:
     return shutil.which(program) is not None
 
 
-__all__ = ["Problem", "check_hooks", "check_index", "check_stores", "open_memory_for_doctor",
+__all__ = ["Problem", "check_hooks", "check_index", "check_stores", "check_team", "open_memory_for_doctor",
            "recent_hook_failures"]

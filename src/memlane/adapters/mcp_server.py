@@ -40,7 +40,7 @@ MAX_TOKENS = 20_000  # under Claude Code's 25,000-token cap, with room for the e
 MAX_K = RECALL_MAX_K  # the same bound as the CLI's --k; the output cap above keeps any k in budget
 MAX_IDS = 20
 OTHER_DOMAINS = ("knowledge", "transcripts", "code")  # get() takes their units as "domain:address"
-SCOPES = ("user", "project")
+SCOPES = ("user", "team", "project")
 _NAME = re.compile(r"^[^/\\\x00]{1,200}$")
 
 INSTRUCTIONS = (
@@ -177,9 +177,11 @@ class Engine:
 
         draft = Draft(name=name, description=description, body=body, type=type, recall=list(recall or []),
                       paths=list(paths or []), importance=importance, kind=kind)
+        from ..errors import TeamStoreError
+
         try:
             out = self.memory.add(draft, apply=apply, scope=scope, include_private=False)
-        except WriteError as exc:
+        except (WriteError, TeamStoreError) as exc:  # a team conflict names both versions
             raise ToolError(str(exc)) from None
         out["candidates"] = [{k: c[k] for k in ("name", "closeness", "word_overlap", "disagreement")}
                              for c in out["candidates"]]
@@ -212,6 +214,8 @@ class Engine:
         memory.refresh()
         name = _safe_name(note_id)
         found = [r for r in memory.index.find(name) if not r["meta"].get("private")]
+        if not found and memory.team is not None:
+            found = memory.team.find(name)
         if not found:
             raise ToolError(f"no note with id {note_id!r}; ids come from recall")
         return found[0]
@@ -368,11 +372,11 @@ def build_server(engine: Engine):
 
     @server.tool()
     def recall(query: str, depth: Literal["ids", "summary", "full"] = "ids", k: int = 5,
-               scope: Literal["user", "project"] | None = None, divergent: bool = False,
+               scope: Literal["user", "team", "project"] | None = None, divergent: bool = False,
                domains: list[Literal["notes", "knowledge", "transcripts", "code"]] | None = None) -> str:
         """Recall the notes relevant to a query (the user's intent, in words). depth: ids (default: name, score
         and why — cheapest), summary (plus a one-line summary) or full (plus the text). k: at most this many
-        (1-50; per domain with domains). scope: only user or only project notes. divergent: add remote
+        (1-50; per domain with domains). scope: only user, team or project notes. divergent: add remote
         associates from other parts of the link graph (for ideation). domains: also (or instead) search
         mounted documentation sections, past session transcripts ("have we done this before?") and code
         symbols — one bucket per domain."""
@@ -395,12 +399,14 @@ def build_server(engine: Engine):
                  type: Literal["user", "feedback", "project", "reference"] = "project",  # noqa: A002
                  recall: list[str] | None = None, paths: list[str] | None = None, importance: float | None = None,
                  kind: str | None = None, apply: bool = False,
-                 scope: Literal["user", "project"] | None = None) -> str:
+                 scope: Literal["user", "team", "project"] | None = None) -> str:
         """Propose a note. It is compared with the nearest notes and you get advice — ADD (written), UPDATE
         (append to an existing note), SUPERSEDE (a new note that replaces a contradicted one) or NOOP (already
         known) — with the candidates and their similarity. apply=true follows the advice. description: when the
-        note applies ('when deciding ...'). scope: user (the user's notes, every project) or project (this
-        repository's); by default user for type user, else project. Nothing is ever deleted."""
+        note applies ('when deciding ...'). scope: user (the user's notes, every project), project (this
+        repository's) or team (shared with the team, when one is configured; a change someone made meanwhile is
+        reported with both versions, never overwritten); by default user for type user, else project. Nothing
+        is ever deleted."""
         return _json(guarded(engine.remember)(name, description, body, type, recall, paths, importance, kind, apply,
                                              scope))
 
@@ -416,7 +422,7 @@ def build_server(engine: Engine):
 
     @server.resource("memory://{scope}/{name}", mime_type="text/markdown")
     def note(scope: str, name: str) -> str:
-        """One note in full (scope: user or project; name: the note's id)."""
+        """One note in full (scope: user, team or project; name: the note's id)."""
         from ..guards.exits import clean
 
         return clean(guarded(engine.resource, ResourceError)(scope, name))

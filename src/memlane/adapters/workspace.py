@@ -58,10 +58,13 @@ class Workspace:
     throttle reads (``time.monotonic``; a test may step it by hand)."""
 
     def __init__(self, stores: list[str] | None, embedder: str | None, index: str | None, cwd: str | None, *,
-                 build_domains: Callable | None = None, refresh_s: float = REFRESH_S,
-                 fabric_refresh_s: float = FABRIC_REFRESH_S, clock: Callable[[], float] = time.monotonic):
+                 build_domains: Callable | None = None, build_judge: Callable | None = None,
+                 refresh_s: float = REFRESH_S, fabric_refresh_s: float = FABRIC_REFRESH_S,
+                 clock: Callable[[], float] = time.monotonic):
         self.args = (stores, embedder, index, cwd)
         self.build_domains = build_domains
+        self.build_judge = build_judge  # (memory, released) -> the judge (R4) or None: the daemon's only
+        self.judge = None
         self.refresh_s, self.fabric_refresh_s = refresh_s, fabric_refresh_s
         self.clock = clock
         self.lock = threading.Lock()  # requests, refreshes and reopening take it: never two at once
@@ -104,6 +107,7 @@ class Workspace:
         memory.trust_index()  # from now on refresh_due decides when to look at the files
         memory.auto_lifecycle = False  # ... and folds the hit-log, outside any recall
         self.memory = memory
+        self.judge = None if self.build_judge is None else self.build_judge(memory, self.released)
         self.opened += 1
         if self._warm:
             self._build_domains()
@@ -144,6 +148,20 @@ class Workspace:
             yield self
         finally:
             self.lock.release()
+
+    @contextmanager
+    def released(self) -> Iterator[None]:
+        """Inside ``held``, while the request waits on something outside memlane (the judge's
+        answer): other requests and the refresher may have the workspace meanwhile. ``Busy`` when
+        it was reopened in the meantime (the request's Memory is closed: the client answers)."""
+        memory = self.memory
+        self.lock.release()
+        try:
+            yield
+        finally:
+            self.lock.acquire()  # held's own release follows; a refresh in between is short
+            if self.memory is not memory:
+                raise Busy("the workspace was reopened while the request waited for the judge")
 
     def current(self):
         """The Memory, for a caller that checks inline: opened on first use, reopened after a

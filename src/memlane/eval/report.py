@@ -52,7 +52,42 @@ def _overall(result: dict, columns: list[str]) -> str:
         rows.append([mode, agg["n"], *(agg[c] for c in columns), f"{lat['p50']:.1f}", f"{lat['p95']:.1f}",
                      f"{agg['injected_units']:.1f}", round(agg["injected_tokens"])])
     headers = ["mode", "n", *map(_label, columns), "p50 ms", "p95 ms", "inj", "inj tok"]
-    return format_table(headers, rows, title="overall (inj = units above threshold, at most k; tok = their tokens)")
+    return format_table(headers, rows, title="ranking, a diagnostic (the full ranking, thresholds off; inj = units "
+                                            "delivered; tok = their tokens)")
+
+
+DELIVERED = ["delivered_recall", "delivered_hit", "injected_units", "relevant_share", "useful_share"]
+_DELIVERED_LABELS = {"delivered_recall": "recall", "delivered_hit": "hit", "injected_units": "units",
+                     "relevant_share": "relevant", "useful_share": "useful"}
+
+
+def _delivered(result: dict) -> str:
+    rows = []
+    for mode in result["modes"]:
+        agg = result["overall"][mode]
+        rows.append([_product(result, mode), agg["n"], *(agg[c] for c in DELIVERED), agg["delivered_none"],
+                     round(agg["injected_tokens"])])
+    headers = ["mode", "n", *(_DELIVERED_LABELS[c] for c in DELIVERED), "none", "tokens"]
+    return format_table(headers, rows, title="delivered: what recall returns as configured (recall = share of the "
+                                            "relevant units it brings; units = how many it brings; relevant / useful "
+                                            "= their share that is relevant / relevant or acceptable; none = prompts "
+                                            "it brings nothing for)")
+
+
+def _delivered_groups(result: dict, groups: Sequence[str] | None) -> list[str]:
+    out = []
+    for field, values in result["groups"].items():
+        if groups is not None and field not in groups:
+            continue
+        rows = [[f"{value} / {_product(result, mode)}", by_mode[mode]["n"], *(by_mode[mode][c] for c in DELIVERED)]
+                for value, by_mode in values.items() for mode in result["modes"]]
+        out.append(format_table([f"{field} / mode", "n", *(_DELIVERED_LABELS[c] for c in DELIVERED)], rows,
+                                title=f"delivered, by {field}"))
+    return out
+
+
+def _product(result: dict, mode: str) -> str:
+    return f"{mode} (the product)" if mode in ("full", "keyword-full") else mode
 
 
 def _groups(result: dict, columns: list[str], groups: Sequence[str] | None) -> list[str]:
@@ -72,8 +107,11 @@ def format_must_not(result: dict, ks: Sequence[int] | None = None) -> str:
     for mode, entry in result["must_not"].items():
         row = [mode] + [f"{entry[f'top{k}']['hits']}/{entry[f'top{k}']['total']}" for k in ks if f"top{k}" in entry]
         row.append(f"{entry['outranks_all']['count']}/{entry['outranks_all']['prompts']}")
+        first = entry.get("first_delivered")
+        row.append(f"{first['count']}/{first['prompts']}" if first else "-")
         rows.append(row)
-    headers = ["mode", *(f"must_not in top{k}" for k in ks), "must_not outranks all relevant"]
+    headers = ["mode", *(f"must_not in top{k}" for k in ks), "must_not outranks all relevant",
+               "must_not delivered first"]
     return format_table(headers, rows, title="must_not (over prompts with must_not labels)")
 
 
@@ -106,7 +144,9 @@ def format_report(result: dict, *, columns: Sequence[str] | None = None,
     if len(problems) > 5:
         lines.append(f"... and {len(problems) - 5} more problem(s)")
     lines += [f"note: {n}" for n in result.get("notes", [])]
-    parts = ["\n".join(lines), _overall(result, columns)]
+    parts = ["\n".join(lines), _delivered(result)]
+    parts += _delivered_groups(result, groups)
+    parts.append(_overall(result, columns))
     parts += _groups(result, columns, groups)
     if result.get("must_not"):
         parts.append(format_must_not(result))

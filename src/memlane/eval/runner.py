@@ -49,7 +49,8 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
              cache_path: str | Path | None = None, settings: RetrieveConfig | None = None,
              limit: int | None = None, progress: Progress | None = None,
              strategy: ChunkStrategy | str = ChunkStrategy.WHOLE, gate_k: int | None = None,
-             group_by: Sequence[str] | None = None, config: Config | None = None) -> dict:
+             group_by: Sequence[str] | None = None, config: Config | None = None,
+             storage: Callable[[str], object] | None = None) -> dict:
     """Evaluate ``dataset``; returns plain, JSON-able data (see :func:`report.format_report`).
 
     ``embedder``: an :class:`Embedder`, a registered name, or None/"none" (keyword only:
@@ -57,6 +58,8 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
     ``cache_path``: an :class:`EmbeddingCache` file shared by every run, so each distinct
     text is embedded once ever. ``limit``: evaluate that many queries, spread over the set.
     ``gate_k``: the k of the gate's ranking view (default ``settings.k``).
+    ``storage``: makes the store of each scope (a backend of the storage seam; default an
+    in-memory SQLite index), closed after the scope's queries.
     """
     config = dataclasses.replace(config or Config())
     if settings is not None:
@@ -69,10 +72,10 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
     modes = _usable_modes(modes, embedder, notes)
     queries = spread(dataset.queries, limit)
     group_by = list(group_by) if group_by is not None else _default_groups(queries, len(dataset.units))
-    run = _Run(dataset, modes, ks, gate_k, embedder, config, ChunkStrategy(strategy), cache_path)
+    run = _Run(dataset, modes, ks, gate_k, embedder, config, ChunkStrategy(strategy), cache_path, storage)
     records = run.execute(queries, progress)
-    notes.append("ranking metrics use the full ranking (thresholds off); ties broken by raw cosine, "
-                 "then raw BM25")
+    notes.append("delivered = what recall returns, as configured (the product); the ranking metrics below it are "
+                 "a diagnostic over the full ranking (thresholds off); ties broken by raw cosine, then raw BM25")
     notes.append(f"injected = what recall returns: relevance >= min_score ({settings.min_score}), at most "
                  f"k={settings.k}, plus constellation companions (and remote associates in divergent mode); "
                  "tokens estimated from their full text (~4 chars/token, 1 per non-ASCII char)")
@@ -128,11 +131,12 @@ def _default_groups(queries: list[Query], n_scopes: int) -> list[str]:
 class _Run:
     def __init__(self, dataset: Dataset, modes: list[str], ks: list[int], gate_k: int,
                  embedder: Embedder | None, config: Config, strategy: ChunkStrategy,
-                 cache_path: str | Path | None):
+                 cache_path: str | Path | None, storage: Callable[[str], object] | None = None):
         self.dataset, self.modes, self.ks, self.gate_k = dataset, modes, ks, gate_k
         self.embedder, self.config, self.settings, self.strategy = embedder, config, config.retrieve, strategy
         self.cache = EmbeddingCache(cache_path) if cache_path and embedder else None
         self.depth = max([*ks, NDCG_K, gate_k])
+        self.storage = storage
         self.timing = {"index_s": 0.0, "embed_s": 0.0, "passages_embedded": 0, "query_embed_s": 0.0,
                        "queries_embedded": 0, "rank_s": 0.0}
 
@@ -151,7 +155,7 @@ class _Run:
 
     def _scope(self, scope: str, queries: list[Query]) -> list[dict]:
         units = self.dataset.units.get(scope, [])
-        index = Index(":memory:", fts_weights=self.settings.fts_weights)
+        index = self.storage(scope) if self.storage else Index(":memory:", fts_weights=self.settings.fts_weights)
         try:
             started = time.perf_counter()
             index.sync(units, strategy=self.strategy,
@@ -209,9 +213,24 @@ class _Run:
             record["modes"][mode] = {
                 "ms": elapsed * 1000, "top": ranked[: self.depth], "injected": injected,
                 "injected_tokens": sum(tokens.get(uid, 0) for uid in injected),
-                "metrics": _query_metrics(ranked, query, self.ks),
+                "metrics": _query_metrics(ranked, query, self.ks) | _delivered_metrics(injected, query),
             }
         return record
+
+
+def _delivered_metrics(delivered: list[str], query: Query) -> dict:
+    """What recall delivers, as the product does it (thresholds, k, constellations): the share of
+    the relevant units it brings, whether it brings any, and how much of what it brings is
+    relevant (or acceptable); a must-not unit delivered first."""
+    found = [uid for uid in delivered if uid in query.relevant]
+    useful = [uid for uid in delivered if uid in query.relevant or uid in query.also_ok]
+    out = {"delivered_recall": len(found) / len(query.relevant) if query.relevant else 0.0,
+           "delivered_hit": float(bool(found)),
+           "relevant_share": len(found) / len(delivered) if delivered else float("nan"),
+           "useful_share": len(useful) / len(delivered) if delivered else float("nan")}
+    if query.must_not:
+        out["must_not_first"] = float(bool(delivered) and delivered[0] in query.must_not)
+    return out
 
 
 def _query_metrics(ranked: list[str], query: Query, ks: list[int]) -> dict:
@@ -236,6 +255,12 @@ def _aggregate(records: list[dict], mode: str, ks: list[int]) -> dict:
     out.update({name: m.mean(row["metrics"][name] for row in rows) for name in names})
     out["injected_units"] = m.mean(len(row["injected"]) for row in rows)
     out["injected_tokens"] = m.mean(row["injected_tokens"] for row in rows)
+    for name in ("delivered_recall", "delivered_hit"):
+        out[name] = m.mean(row["metrics"][name] for row in rows)
+    for name in ("relevant_share", "useful_share"):  # over the queries that delivered something
+        shares = [row["metrics"][name] for row in rows if row["injected"]]
+        out[name] = m.mean(shares) if shares else float("nan")
+    out["delivered_none"] = sum(not row["injected"] for row in rows)
     return out
 
 
@@ -264,6 +289,7 @@ def _must_not(records: list[dict], modes: list[str], ks: list[int]) -> dict:
         entry = {f"top{k}": {"hits": sum(row[f"must_not@{k}"] for row in rows),
                              "total": sum(len(r["must_not"]) for r in labelled)} for k in ks}
         entry["outranks_all"] = {"count": sum(row["must_not_outranks"] for row in rows), "prompts": len(rows)}
+        entry["first_delivered"] = {"count": int(sum(row["must_not_first"] for row in rows)), "prompts": len(rows)}
         out[mode] = entry
     return out
 
@@ -313,7 +339,8 @@ def evaluate_path(path: str | Path, *, scope_field: str | None = None, modes: Se
                   config: Config | None = None, settings: RetrieveConfig | None = None,
                   include_types: Sequence[str] = (), exclude_types: Sequence[str] = (),
                   gate_k: int | None = None, group_by: Sequence[str] | None = None,
-                  progress: Progress | None = None, **files) -> dict:
+                  progress: Progress | None = None, storage: Callable[[str], object] | None = None,
+                  **files) -> dict:
     """Detect the benchmark layout of ``path``, load it and evaluate it.
 
     ``embedder``: a name, an :class:`Embedder`, "none" (keyword only), or None for the
@@ -328,13 +355,13 @@ def evaluate_path(path: str | Path, *, scope_field: str | None = None, modes: Se
     notes: list[str] = []
     resolved = _resolve_embedder(embedder, notes)
     if modes is None:
-        modes = ("keyword", "vector", "hybrid") if resolved else ("keyword",)
+        modes = ("keyword", "vector", "hybrid", "full") if resolved else ("keyword", "keyword-full")
     if cache_path is None and resolved is not None:
         cache_path = cache_home() / "eval" / "embeddings.sqlite"
     result = run_eval(
         dataset, modes=modes, ks=ks, embedder=resolved, cache_path=cache_path, config=config,
         settings=settings,
-        progress=progress, gate_k=gate_k, group_by=group_by,
+        progress=progress, gate_k=gate_k, group_by=group_by, storage=storage,
         strategy=config.embed.long_notes if config is not None else ChunkStrategy.WHOLE)
     result["notes"] = notes + result["notes"]
     return result

@@ -10,7 +10,10 @@ memlane's hooks in it. So the repository file is read through a policy, key by k
 - **inside**: folders to mount (``stores.mounts``, ``domains.docs``, ``domains.code``) — only
   folders inside the repository (after ``~`` and symlinks are resolved), and as project scope;
   ``domains.transcripts`` only as ``"auto"`` (this repository's own sessions);
-- **off**: switches that may only be turned off (``stores.claude_code``, ``index.hit_log``);
+- **off**: switches that may only be turned off (``stores.claude_code``, ``index.hit_log``,
+  ``judge.enabled``: the judge's command, endpoint and model are the user's alone);
+- ``team.name`` (which team of the user's team database) is free; the team's DSN, credentials
+  and timeouts are the user's alone;
 - everything else is **refused**: the index path, the user store, commands, credentials, and
   keys memlane does not know. A refused key is reported (``memlane doctor`` lists them) and the
   rest of the file still applies: a hostile or broken repository file never stops memlane.
@@ -41,12 +44,15 @@ POLICY: dict[str, str | dict[str, str]] = {
     "inject": {"deep": FREE, "default_bracket": FREE, "moderate_full": FREE, "fresh_free": FREE,
                "moderate_free": FREE, "refresh_minutes": FREE, "context_turns": FREE, "statusline_max_age_s": LOWER,
                "identity_tokens": LOWER, "project_tokens": LOWER, "room_tokens": LOWER, "deep_tokens": LOWER,
-               "max_chars": LOWER},
+               "max_chars": LOWER, "menu_lines": LOWER, "menu_tokens": LOWER},
     "index": {"max_file_bytes": LOWER, "busy_timeout_ms": LOWER, "hit_log": OFF},
     "stores": {"claude_code": OFF, "mounts": INSIDE},
     "domains": {"docs": INSIDE, "code": INSIDE, "transcripts": INSIDE, "ceiling": LOWER,
                 "room_knowledge": FREE, "in_hooks": OFF},
     "privacy": {"exclude": ADD},
+    "team": {"name": FREE},  # which team; never the DSN or any credential
+    # the judge (R4) runs a command or sends notes to a server: a repository may only turn it off
+    "judge": {"enabled": OFF},
 }
 
 

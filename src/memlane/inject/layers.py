@@ -4,7 +4,8 @@
   facts) as one-line summaries within their token budgets. A ``compact`` or ``clear`` start
   resets the session's dedup state first, so what the compaction dropped can come back.
 - **Each prompt**: layer 3 (the notes this prompt's intent recalls, plus notes whose
-  ``paths:`` globs match a file the prompt names), and layer 4 (deep: archived notes too)
+  ``paths:`` globs match a file the prompt names — chosen among, with the ranking just below
+  them, by the judge when one is configured: ``judge/``), and layer 4 (deep: archived notes too)
   when asked (``inject.deep = "always"``) or when layer 3 finds nothing (``"auto"``). The query
   is the prompt, plus the previous user turn when the prompt is too short to carry its intent
   ("ok, add it"). Depth follows the context bracket, from the statusline side file or the
@@ -27,7 +28,7 @@ from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..retrieve.recalled import Recalled
 from .briefing import briefing, path_triggered
-from .render import planned_depth, render, summary_line
+from .render import common_folder, planned_depth, render, summary_line
 from .session import SessionState, prune_old_sessions, read_context
 from .transcript import read_transcript, window_for
 
@@ -79,20 +80,24 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
                                  (2, "This project:", config.project_tokens)):
         found, risky = _screen(briefing(memory, layer=layer, refresh=layer == 1), _root(memory))
         report.setdefault("quarantined", []).extend(risky)
-        lines, used = [], estimate_tokens(title)
+        folder = common_folder(found)
+        if folder:  # the folder once, the file names on the lines
+            title = f"{title} (files in {folder}/)"
+        lines, used, paths = [], estimate_tokens(title), []
         for item in found:
             if not state.wants(item.key, content_hash(item), "summary", refresh_s=refresh_s):
                 continue
-            line = summary_line(item)
+            line = summary_line(item, folder)
             cost = estimate_tokens(line)
             if used + cost > budget or len(line) + 1 > room - len(title) - 2:
                 break  # budget and cap: the most important notes come first
             lines.append(line)
+            paths.append(item.path)
             used += cost
             room -= len(line) + 1
             state.mark(item.key, content_hash(item), "summary")
         report["layers"][f"L{layer}"] = {"candidates": len(found), "budget_tokens": budget,
-                                         "shown": len(lines), "tokens": used}
+                                         "shown": len(lines), "tokens": used, "paths": paths}
         if lines:
             parts.append(title + "\n" + "\n".join(lines))
             room -= len(title) + 2
@@ -130,10 +135,19 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
     results += path_triggered(memory, prompt, {r.path for r in results})
     layer = "L3"
     report["layers"]["L3"] = {"recalled": [r.name for r in results]}
+    ranked = bool(results)
+    ruled_out: list[Recalled] = []  # what a judge was shown and did not choose: not in the menu either
+    judge, until = _judge(memory, dry_run)
+    if judge is not None:  # R4: the judge chooses among these and the ranking just below them
+        from ..judge.layer import judge_layer
+
+        results, report["layers"]["L3"]["judge"], ruled_out = judge_layer(
+            judge, memory, query=query, prompt=prompt, turns=view.recent_user_turns, recalled=results,
+            until=until, record=not dry_run, session=session_id or None, bracket=bracket.value)
     others = _room_knowledge(fabric, query, memory.config.domains.room_knowledge)
     if others:
         report["layers"]["L3"]["knowledge"] = [h.address for h in others]
-    if config.deep == "always" or (config.deep == "auto" and not results and not others):
+    if config.deep == "always" or (config.deep == "auto" and not ranked and not results and not others):
         deep = memory.recall(query, depth="full", include_archived=True, refresh=False, k=memory.config.retrieve.k * 2,
                              session=session_id or None, layer="L4", bracket=bracket.value, record=not dry_run,
                              include_private=False)
@@ -154,19 +168,49 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
     fresh = [(item, depth) for item, depth in planned
              if state.wants(item.key, content_hash(item), depth, refresh_s=refresh_s)]
     report["deduplicated"] = [item.name for item, depth in planned if (item, depth) not in fresh]
+    menu = _menu(memory, query, items + ruled_out, state, refresh_s, session_id) if config.menu_lines else []
     budget = config.room_tokens + (config.deep_tokens if "L4" in report["layers"] else 0)
     # the notes arrive redacted (G3: Memory redacts every note it hands out), so the budgets and
     # the cap are computed on exactly the text that is injected
-    rendered = render(fresh, header=ROOM_HEADER, budget_tokens=budget, max_chars=config.max_chars)
+    rendered = render(fresh, header=ROOM_HEADER, budget_tokens=budget, max_chars=config.max_chars, menu=menu,
+                      menu_tokens=config.menu_tokens)
     if not dry_run:
         for item, depth in rendered.shown:
             state.mark(item.key, content_hash(item), depth)
+        for item in rendered.menu:
+            state.mark(item.key, content_hash(item), "index")
         state.save()
+    report["menu"] = [item.path for item in rendered.menu]
     report.update({"shown": [{"name": i.name, "depth": d, "path": i.path, "reached": i.reached,
                               **({"domain": i.type, "address": i.address} if i.address else {})}
                              for i, d in rendered.shown],
                    "omitted": [i.name for i in rendered.omitted], "chars": len(rendered.text), "layer": layer})
     return Injection(rendered.text, report)
+
+
+def _judge(memory: Memory, dry_run: bool):
+    """(the judge for this prompt, the time it must not run past): the daemon's while it answers
+    (``judge.judging``), a dry run's own (``--explain``, ``recall --prompt-json`` show what the
+    daemon would inject); none in a hook answered in its own process, nor without ``[judge]``."""
+    if not memory.config.judge.configured:
+        return None, None
+    from ..judge import active_judge, judge_from_config
+
+    judge, until = active_judge()
+    if judge is None and dry_run:
+        judge = judge_from_config(memory.config.judge)
+    return judge, until
+
+
+def _menu(memory: Memory, query: str, items: list[Recalled], state: SessionState, refresh_s: float,
+          session_id: str) -> list[Recalled]:
+    """The next notes of the ranking after what this prompt injects, screened like it, that this
+    session has not been shown: listed as possibly relevant, for the agent's own model to open
+    only if one applies."""
+    config = memory.config.inject
+    found = memory.further_candidates(query, after=items, n=config.menu_lines, session=session_id or None)
+    found, _risky = _screen(found, _root(memory))
+    return [r for r in found if state.wants(r.key, content_hash(r), "index", refresh_s=refresh_s)]
 
 
 def _room_knowledge(fabric, query: str, floor: float) -> list[Recalled]:

@@ -13,7 +13,8 @@ wording can trip the host's prompt-injection defences (Claude Code's hook docume
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..config import Bracket
 from ..index.text import estimate_tokens
@@ -60,20 +61,35 @@ def _one_line(item: Recalled) -> str:
     return shorten(first, PREVIEW)
 
 
-def _where(item: Recalled) -> str:
-    """The source: a note's file; for another domain's unit, the file and the unit's address."""
-    return f"{item.path} ({item.address})" if item.address else item.path
+def _where(item: Recalled, folder: str | None = None) -> str:
+    """The source: a note's file (its name alone when it lies in ``folder``, which the text names
+    once); for another domain's unit, the file and the unit's address."""
+    if item.address:
+        return f"{item.path} ({item.address})"
+    if folder and item.path.startswith(folder.rstrip("/") + "/"):
+        return item.path[len(folder.rstrip("/")) + 1:]
+    return item.path
+
+
+def common_folder(items) -> str | None:
+    """The one folder every note of ``items`` lies in (named once, above their lines), or None."""
+    folders = {str(Path(i.path).parent) for i in items if not i.address and i.path}
+    return folders.pop() if len(folders) == 1 and all(not i.address for i in items) else None
 
 
 def _stale_note(item: Recalled) -> str:
     return "(may be stale: " + "; ".join(item.stale[:5]) + (" …" if len(item.stale) > 5 else "") + ")"
 
 
-def summary_line(item: Recalled) -> str:
+def summary_line(item: Recalled, folder: str | None = None) -> str:
     """The one-line form (summary depth, and the index lines of MODERATE/DEPLETED): title,
-    type, the hook or description, where the note lives."""
-    line = f"- {item.title} ({item.type or 'note'}): {_one_line(item)} — {_where(item)}"
+    type, the hook or description, where the note lives (its file name alone in ``folder``)."""
+    line = f"- {item.title} ({item.type or 'note'}): {_one_line(item)} — {_where(item, folder)}"
     return f"{line} {_stale_note(item)}" if item.stale else line
+
+
+MENU_HEADER = ("Possibly relevant — open one only if it applies to this request (read the file, or `memlane "
+               "show NAME`):")
 
 
 @dataclass
@@ -81,17 +97,23 @@ class Rendered:
     text: str
     shown: list[tuple[Recalled, str]]  # each note and the depth it was shown at
     omitted: list[Recalled]  # matched but did not fit
+    menu: list[Recalled] = field(default_factory=list)  # listed as possibly relevant, for the agent to open
 
 
 def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int, max_chars: int,
-           index_header: str = "Also relevant (one line each; `memlane show NAME` prints a note in full):"
-           ) -> Rendered:
+           index_header: str = "Also relevant (one line each; `memlane show NAME` prints a note in full):",
+           menu: list[Recalled] = (), menu_tokens: int = 0) -> Rendered:
     """Lay out ``items`` (each with its planned depth) within ``budget_tokens`` and
-    ``max_chars``: full notes first, in order, then the index lines."""
-    if not items or max_chars <= len(header) + 2:
+    ``max_chars``: full notes first, in order, then the index lines; then the ``menu`` — further
+    candidates the agent's own model may open if they apply — as index lines within their own
+    ``menu_tokens`` (and the same cap)."""
+    if (not items and not menu) or max_chars <= len(header) + 2:
         return Rendered("", [], [item for item, _ in items])
     tail_room = 120  # always keep room for the pointer to what did not fit
     full_parts, lines, shown, omitted = [], [], [], []
+    folder = common_folder([item for item, _ in items] + list(menu))
+    if folder:  # the folder once, the file names on the lines
+        header = f"{header}\nNotes below are files in {folder}/"
     used_chars = len(header) + 1
     used_tokens = estimate_tokens(header)
     for item, depth in items:
@@ -106,7 +128,7 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
                 used_tokens += estimate_tokens(block)
                 continue
             depth = "index"  # too big for what is left: never nothing, an index line instead
-        line = summary_line(item)
+        line = summary_line(item, folder)
         extra = len(line) + 1 + (0 if lines else len(index_header) + 2)
         if used_chars + extra + tail_room > max_chars:
             omitted.append(item)
@@ -115,6 +137,20 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
         shown.append((item, depth))
         used_chars += extra
         used_tokens += estimate_tokens(line)
+    listed, menu_lines = [], []
+    menu_used = estimate_tokens(MENU_HEADER)
+    used_chars += len(MENU_HEADER) + 2
+    for item in menu:
+        line = summary_line(item, folder)
+        cost = estimate_tokens(line)
+        if menu_used + cost > menu_tokens or used_chars + len(line) + 1 + tail_room > max_chars:
+            break
+        menu_lines.append(line)
+        listed.append(item)
+        menu_used += cost
+        used_chars += len(line) + 1
+    if not shown and not menu_lines:
+        return Rendered("", [], omitted)
     parts = [header]
     if full_parts:
         parts.append("\n\n".join(full_parts))
@@ -124,6 +160,8 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
         names = ", ".join(i.name for i in omitted[:5]) + (" …" if len(omitted) > 5 else "")
         names = shorten(names, 50)
         parts.append(f"({len(omitted)} more matching note(s) did not fit: {names}; `memlane show NAME` prints one)")
+    if menu_lines:
+        parts.append(MENU_HEADER + "\n" + "\n".join(menu_lines))
     text = "\n\n".join(parts)
     text = cut(text, max_chars)  # cannot be needed by construction; the host's cap is a hard limit
-    return Rendered(text, shown, omitted)
+    return Rendered(text, shown, omitted, listed)

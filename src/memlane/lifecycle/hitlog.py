@@ -51,6 +51,16 @@ class HitLog:
                 "rank": r.get("rank"), "layer": layer, "depth": depth, "bracket": bracket, "score": r.get("score"),
                 "parts": r.get("parts", {}),
             }, ensure_ascii=False, separators=(",", ":")))
+        return self._append(lines)
+
+    def record_event(self, query: str, event: dict, *, session: str | None = None, layer: str = "recall") -> bool:
+        """Append one line about a recall that is no use of a unit — it has no ``unit``, so the
+        lifecycle and the graph page pass over it: e.g. a judge's verdict (``{"judge": {...}}``)."""
+        line = {"t": round(time.time(), 3), "session": session, "q": query_hash(query), "layer": layer, **event}
+        return self._append([json.dumps(line, ensure_ascii=False, separators=(",", ":"))])
+
+    def _append(self, lines: list[str]) -> bool:
+        """One write of whole lines at the end of the log (rotated past ``max_bytes``)."""
         data = ("\n".join(lines) + "\n").encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,11 @@
-"""Scopes (S3): user (cross-project) and project (the repository), narrower wins.
+"""Scopes (S3): user (cross-project), team (P1: shared by a team's agents, on PostgreSQL) and
+project (the repository), narrower wins: project over team over user.
 
-A name that exists in both scopes is served from the project scope; the user note is
-shadowed (reported by ``stats``/``doctor``, never recalled). The union is never loaded.
+A name that exists in two scopes is served from the narrower one; the wider note is shadowed
+(reported by ``stats``/``doctor``, never recalled). The union is never loaded. The folders of
+user and project scopes are resolved here, file by file; the team's notes live in their own
+store, and ``team/scope.py`` applies the same rule when the team joins a recall
+(``yields_to_narrower``).
 """
 
 from __future__ import annotations
@@ -14,11 +18,18 @@ from .note import Note
 from .scan import DEFAULT_MAX_BYTES, ParseCache, Skip, scan_folder
 
 #: wider scopes first; a higher rank is narrower and wins a conflict
-SCOPE_RANK = {"user": 0, "project": 1}
+SCOPE_RANK = {"user": 0, "team": 1, "project": 2}
 
 
 def scope_rank(scope: str) -> int:
     return SCOPE_RANK.get(scope, SCOPE_RANK["project"])
+
+
+def yields_to_narrower(scope: str, name: str, names_by_scope: dict[str, set[str]]) -> bool:
+    """Whether a ``scope`` note called ``name`` is shadowed: a narrower scope of
+    ``names_by_scope`` (scope -> the ``link_key`` of each of its notes' names) has one so named."""
+    key = link_key(name)
+    return any(scope_rank(other) > scope_rank(scope) and key in names for other, names in names_by_scope.items())
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ QUERY_CHARS = 2000  # a draft's nearest notes are found from its head (name, des
 PASSAGE_BACKGROUND = 0.73  # two unrelated notes' cosine (e5-minilm), for stores too small to measure
 
 
-SCOPES = ("user", "project")
+SCOPES = ("user", "project", "team")  # team: only when asked (P1, team/remember.py)
 
 
 def scope_of(draft: Draft, scope: str | None = None) -> str:
@@ -63,6 +63,10 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     """Advise on ``draft`` and, when ``apply`` (or when the advice is ADD and not
     ``dry_run``), carry the advice out. Returns the advice with what was written."""
     draft.check()
+    if scope_of(draft, scope) == "team" and to is None:
+        from ..team.remember import add_to_team
+
+        return add_to_team(memory, draft, apply=apply, dry_run=dry_run)
     folder = target_folder(memory, draft, scope=scope, to=to)
     memory.refresh(recheck=True)  # compare with the notes as they are now
     text = consolidate.draft_text(draft)[:QUERY_CHARS]

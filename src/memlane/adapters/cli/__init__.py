@@ -12,7 +12,7 @@ import sys
 
 from ... import __version__
 from ...errors import MemlaneError, exit_code
-from . import agents, evaluate, notes, recall, setup, writing
+from . import agents, evaluate, notes, recall, setup, team, writing
 
 DESCRIPTION = """\
 Memory recall for AI coding agents. Your agents keep what they learn as markdown notes (Claude
@@ -29,7 +29,7 @@ start here:
 """
 
 #: the command modules, in the order help lists their commands
-COMMANDS = (recall, notes, writing, setup, agents, evaluate)
+COMMANDS = (recall, notes, writing, setup, agents, evaluate, team)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -118,6 +118,7 @@ def cmd_doctor(args) -> int:
                                        "move the file aside and run `memlane index`"))
         data = {**_fallback_doctor(memory), **data}
     data["agents"] = agent_status(args)
+    problems += doctor.check_team(data.get("team"))
     problems += doctor.check_hooks(data["agents"]["hooks"])
     data["hook_failures"] = doctor.recent_hook_failures()
     data["problems"] = [p.as_dict() for p in problems]
@@ -160,6 +161,11 @@ def _doctor_lines(data: dict, problems) -> list[str]:
                  f"{i['units']} units, {i['embeddings']} vectors)")
     e = data["embedder"]
     lines.append(f"embedder: {e['name'] or '-'} ({e['status']})")
+    team = data.get("team")
+    if team:
+        lines.append(f"team store: {team['dsn']}, team {team['team']}: " + (
+            f"answers as {team['role']}, {team['notes']} notes (schema {team['schema']})" if team["answers"]
+            else f"does not answer ({team['problem']})"))
     lines.append(f"retrieve: fusion {data['retrieve']['fusion']}, min_score {data['retrieve']['min_score']}, "
                  f"long notes {data['retrieve']['long_notes']}")
     d = data["domains"]

@@ -34,9 +34,10 @@ def register(sub) -> None:
     p.add_argument("--importance", type=float, help="0-1")
     p.add_argument("--kind", choices=NOTE_KINDS, help="what kind of knowledge it is")
     p.add_argument("--private", action="store_true", help="yours only: shown to you, never handed to an agent")
-    p.add_argument("--scope", choices=["user", "project"],
-                   help="where it goes: user (your notes, every project) or project (this repository's, in Claude "
-                        "Code's memory folder); default: user for --type user, else project")
+    p.add_argument("--scope", choices=["user", "project", "team"],
+                   help="where it goes: user (your notes, every project), project (this repository's, in Claude "
+                        "Code's memory folder) or team (the team store of your config); default: user for --type "
+                        "user, else project")
     p.add_argument("--to", metavar="DIR", help="write into this folder instead")
     p.add_argument("--apply", action="store_true", help="follow the advice (UPDATE / SUPERSEDE); an ADD is written anyway")
     p.add_argument("--dry-run", action="store_true", help="only show the advice")

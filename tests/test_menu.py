@@ -1,0 +1,72 @@
+"""The menu: after what a prompt injects, the next notes of the ranking as one line each, framed as
+possibly relevant for the agent's own model to open only if one applies — within its own token
+budget and the host's cap, never a private note, never twice in a session, and turned off by
+``inject.menu_lines = 0``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from conftest import write_note
+from memlane import Memory
+from memlane.config import Config
+from memlane.inject.layers import user_prompt
+from memlane.inject.render import MENU_HEADER
+from test_write import TOPICS
+
+
+@pytest.fixture
+def store(tmp_path):
+    folder = tmp_path / "store"
+    for i, (topic, body) in enumerate(TOPICS):
+        write_note(folder, f"feedback_topic_{i}.md", f"---\nname: topic_{i}\ndescription: when {topic}\n"
+                                                     f"type: feedback\n---\n{body}\n")
+    write_note(folder, "feedback_vault.md", "---\nname: vault\ndescription: when rotating the signing keys in the "
+               "vault\ntype: feedback\nprivate: true\n---\nThe vault keys rotate monthly.\n")
+    return folder
+
+
+MANY = "rotating the signing keys, paging the on-call engineer, naming migrations, sizing thumbnails, fonts"
+
+
+def inject(store, tmp_path, prompt=MANY, session="s1", dry_run=True, **settings):
+    config = Config()
+    config.retrieve = dataclasses.replace(config.retrieve, k=2)
+    config.inject = dataclasses.replace(config.inject, default_bracket="moderate", **settings)
+    with Memory([store], config=config, embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        return user_prompt(memory, {"session_id": session, "prompt": prompt, "transcript_path": None},
+                           dry_run=dry_run)
+
+
+def test_the_menu_lists_the_next_candidates_after_what_is_injected(store, tmp_path):
+    out = inject(store, tmp_path)
+    shown = {s["path"] for s in out.report["shown"]}
+    assert out.report["menu"] and not shown & set(out.report["menu"])
+    assert MENU_HEADER in out.text and out.text.index(MENU_HEADER) > out.text.index("###")
+    assert "vault" not in out.text  # a private note is never a candidate
+    assert "Notes below are files in" in out.text and "— feedback_topic_" in out.text  # the folder once
+
+
+def test_the_menu_keeps_to_its_budget_and_can_be_turned_off(store, tmp_path):
+    small = inject(store, tmp_path, menu_lines=8, menu_tokens=40)
+    wide = inject(store, tmp_path, menu_lines=8, menu_tokens=400)
+    assert len(small.report["menu"]) < len(wide.report["menu"])
+    off = inject(store, tmp_path, menu_lines=0)
+    assert off.report["menu"] == [] and MENU_HEADER not in off.text
+
+
+def test_the_menu_comes_once_per_session(store, tmp_path):
+    first = inject(store, tmp_path, session="m1", dry_run=False)
+    again = inject(store, tmp_path, session="m1", dry_run=False)
+    assert first.report["menu"] and not set(first.report["menu"]) & set(again.report["menu"])
+
+
+def test_a_repository_may_only_shorten_the_menu(tmp_path):
+    from memlane.config import load_config
+
+    (tmp_path / ".memlane.toml").write_text("[inject]\nmenu_lines = 50\nmenu_tokens = 10\n")
+    config = load_config(tmp_path)
+    assert config.inject.menu_lines == 8 and config.inject.menu_tokens == 10
+    assert any(r["key"] == "inject.menu_lines" for r in config.refused)

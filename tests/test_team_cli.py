@@ -1,0 +1,160 @@
+"""The faces of the team store: ``memlane team …``, ``memlane add --scope team`` (the same advice,
+and a conflict reported with both versions), MCP ``remember(scope="team")``, ``memlane doctor``,
+what a repository's config may say about the team (its name, never the DSN), and the one-machine
+trial on the bundled server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import STORE_NOTES, build_store
+from memlane.adapters.cli import main
+from memlane.config import load_config
+from team_support import fresh_name
+
+
+@pytest.fixture
+def configured(pg_server, sealed_env, tmp_path):
+    """A user config naming a fresh team (a member role with a password) of the test server."""
+    name = fresh_name("team")
+    dsn = pg_server.member(name)
+    path = sealed_env / "config" / "memlane" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"[team]\ndsn = {json.dumps(dsn)}\nname = {json.dumps(name)}\n\n[embed]\nmodel = \"fake\"\n",
+                    encoding="utf-8")
+    return dsn, name
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_import_status_export_history(capsys, configured, tmp_path):
+    source = build_store(tmp_path / "source")
+    code, out, _ = run(capsys, "team", "import", str(source), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["added"] == len(STORE_NOTES) and report["refresh"]["embedded"] == len(STORE_NOTES)
+    code, out, _ = run(capsys, "team", "status")
+    assert code == 0 and f"{len(STORE_NOTES)} notes" in out and "pw-" not in out
+    code, out, _ = run(capsys, "team", "export", str(tmp_path / "out"))
+    assert code == 0 and (tmp_path / "out" / "feedback_ci_cache.md").read_text() == \
+        (source / "feedback_ci_cache.md").read_text()
+    code, out, _ = run(capsys, "team", "history", "feedback_ci_cache", "--json")
+    assert code == 0 and [v["version"] for v in json.loads(out)["versions"]] == [1]
+
+
+def test_recall_and_doctor_see_the_team(capsys, configured, tmp_path, store):
+    source = tmp_path / "team_source"
+    source.mkdir()
+    (source / "feedback_deploy_window.md").write_text(
+        "---\nname: deploy_window\ndescription: Deploys happen in the Tuesday deploy window\n---\n"
+        "Tuesday 10:00 to 12:00.\n", encoding="utf-8")
+    run(capsys, "team", "import", str(source))
+    code, out, _ = run(capsys, "recall", "when is the deploy window", "--store", str(store), "--json")
+    results = json.loads(out)["results"]
+    assert code == 0 and ("deploy_window", "team") in [(r["name"], r["scope"]) for r in results]
+    code, out, _ = run(capsys, "doctor", "--store", str(store), "--json")
+    team = json.loads(out)["team"]
+    assert team["answers"] and team["notes"] == 1 and team["role"] == json.loads(json.dumps(configured[0])).split(
+        "user=")[1].split()[0]
+
+
+def test_add_to_the_team_with_advice_and_compare_and_set(capsys, configured, tmp_path, store, monkeypatch):
+    base = ["add", "--scope", "team", "--name", "deploy_window", "--type", "feedback", "--store", str(store),
+            "--description", "when planning a deploy: the Tuesday deploy window", "--json"]
+    code, out, _ = run(capsys, *base, "--body", "Deploys go out Tuesday 10:00 to 12:00.")
+    first = json.loads(out)
+    assert code == 0 and first["advice"] == "ADD" and first["written"].startswith("team://")
+    code, out, _ = run(capsys, *base, "--body", "Ask the on-call before a deploy outside the window.")
+    advice = json.loads(out)
+    assert advice["advice"] == "UPDATE" and not advice["applied"]  # advised, not written without --apply
+    code, out, _ = run(capsys, *base, "--body", "Ask the on-call before a deploy outside the window.", "--apply")
+    assert code == 0 and json.loads(out)["version"] == 2
+
+    from memlane.write import consolidate
+
+    real = consolidate.update_text
+
+    def teammate_writes_first(old, draft, now=None):  # someone else updates the note meanwhile
+        from memlane.team.notes import TeamNotes
+        from memlane.team.postgres import PostgresStorage
+
+        storage = PostgresStorage(configured[0], namespace=configured[1])
+        try:
+            notes = TeamNotes(storage)
+            current = notes.get("deploy_window")
+            notes.write(current.text + "\nTheir line.\n", rel=current.rel, expected=current.version)
+        finally:
+            storage.close()
+        return real(old, draft, now)
+
+    monkeypatch.setattr(consolidate, "update_text", teammate_writes_first)
+    code, out, err = run(capsys, *base, "--body", "My line.", "--apply")
+    assert code == 2 and "changed since you read it" in err and "Their line." in err and "My line." in err
+    code, out, _ = run(capsys, "team", "history", "deploy_window", "--text", "--json")
+    last = json.loads(out)["versions"][-1]
+    assert last["version"] == 3 and "Their line." in last["text"] and "My line." not in last["text"]
+
+
+def test_a_private_note_is_refused_by_add(capsys, configured, store):
+    code, _, err = run(capsys, "add", "--scope", "team", "--name", "mine", "--description", "when x", "--private",
+                       "--body", "b", "--store", str(store))
+    assert code == 2 and "private" in err
+
+
+def test_mcp_remember_to_the_team(configured, store, tmp_path):
+    from memlane.adapters.mcp_server import Engine
+
+    engine = Engine([str(store)], "fake", str(tmp_path / "i.sqlite"), str(tmp_path))
+    try:
+        out = engine.remember("deploy_window", "when planning a deploy: the Tuesday window", "Tuesday 10-12.",
+                              type="feedback", scope="team")
+        assert out["advice"] == "ADD" and out["written"].startswith("team://")
+        found = engine.recall("deploy window tuesday", scope="team")
+        assert [r["id"] for r in found["results"]] == ["deploy_window"]
+    finally:
+        engine.workspace.close()
+
+
+def test_a_repository_may_name_the_team_but_never_the_dsn(tmp_path, sealed_env):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".memlane.toml").write_text('[team]\nname = "frontend"\ndsn = "postgresql://evil@attacker/db"\n'
+                                        'timeout_ms = 99999\n', encoding="utf-8")
+    user = sealed_env / "config" / "memlane" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('[team]\ndsn = "postgresql://me@db/memlane"\nname = "backend"\n', encoding="utf-8")
+    config = load_config(repo)
+    assert config.team.name == "frontend" and config.team.dsn == "postgresql://me@db/memlane"
+    assert {r["key"] for r in config.refused} == {"team.dsn", "team.timeout_ms"}
+
+
+def test_the_one_machine_trial(capsys, sealed_env):
+    data = Path(tempfile.mkdtemp(prefix="memlane-trial-")) / "pgdata"  # not under pytest's private tmp folder
+    try:
+        code, out, _ = run(capsys, "team", "trial", str(data), "--team", "demo", "--json")
+        trial = json.loads(out)
+        assert code == 0 and trial["team"] == "demo" and "[team]" in trial["config"]
+        code, out, _ = run(capsys, "team", "status", "--dsn", trial["dsn"], "--team", "demo", "--json")
+        assert code == 0 and json.loads(out)["answers"] and json.loads(out)["notes"] == 0
+    finally:
+        run(capsys, "team", "trial", str(data), "--stop")
+        shutil.rmtree(data.parent, ignore_errors=True)
+
+
+def test_eval_gives_the_same_figures_on_postgres(capsys, pg_server, shared_dir):
+    bench = shared_dir / "bench" / "agent_notes_dev"
+    if not bench.is_dir():
+        pytest.skip("agent_notes_dev is absent")
+    argv = ["eval", str(bench), "--modes", "keyword,keyword-full", "--embedder", "none", "--json"]
+    code, out, _ = run(capsys, *argv)
+    lite = json.loads(out)["overall"]
+    code, out, _ = run(capsys, *argv, "--postgres", pg_server.dsn)
+    assert code == 0 and json.loads(out)["overall"] == lite
