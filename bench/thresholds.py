@@ -9,7 +9,13 @@ it brings per prompt, their relevant share, prompts left with nothing, and a mus
 LongMemEval and LoCoMo are scored at k = 10 (their ranking depth); the notes sets at the
 configured k (5). Sets come from --bench-dir (default $MEMLANE_BENCH_DIR or /work/shared/bench)
 and the demo store in the package. Embeddings are cached in bench/out/embeddings.sqlite, so each
-threshold after the first costs only the ranking. Figures are printed, never asserted.
+threshold after the first costs only the ranking.
+
+The other side of the curve (``--off-topic``, on by default for the notes sets): what the same
+recall brings for prompts that no note of a coding project's memory applies to — a fixed list
+written here, the same for every store — per threshold, the units brought and the prompts
+brought anything at all. A threshold that lets these through injects noise into every prompt.
+Figures are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -35,6 +41,50 @@ SETS = {
     "longmemeval": {"path": "longmemeval_s_trunc500", "k": 10, "groups": (), "limit": 200},
     "locomo": {"path": "locomo", "k": 10, "groups": (), "exclude": ("5",), "limit": 400},
 }
+
+
+#: prompts that no note of a coding project's memory applies to (chosen before any was measured)
+OFF_TOPIC = (
+    "what's a good name for a golden retriever puppy?",
+    "write me a haiku about autumn leaves",
+    "how many tablespoons are in a cup?",
+    "summarise the plot of Pride and Prejudice in two sentences",
+    "what time zone is Auckland in?",
+    "recommend a board game for four players",
+    "translate 'good morning' into Portuguese",
+    "thanks, that's all for today",
+    "what is the capital of Mongolia?",
+    "how do I get red wine out of a carpet?",
+    "suggest a vegetarian dinner for tonight",
+    "is it going to rain this weekend?",
+)
+
+
+def off_topic(name: str, spec: dict, scores: list[float], args) -> None:
+    """Per threshold: units recall brings for the OFF_TOPIC prompts, over each folder of the set."""
+    from memlane.memory import Memory
+    from memlane.recall import RecallPlan
+
+    path = Path(spec["path"]) if Path(spec["path"]).is_absolute() else Path(args.bench_dir) / spec["path"]
+    folders = sorted(p for p in (path / "notes").iterdir() if p.is_dir()) if (path / "notes").is_dir() else [path / "store"]
+    rows = {score: [0, 0] for score in scores}
+    work = OUT / "off_topic"
+    for folder in folders:
+        config = Config()
+        config.retrieve = dataclasses.replace(config.retrieve, k=spec["k"])
+        with Memory([folder], embedder=args.embedder, index_path=work / f"{name}-{folder.name}.sqlite", cwd=folder,
+                    config=config) as memory:
+            memory.prepare_for_recall(wait=True)
+            for prompt in OFF_TOPIC:
+                for score in scores:
+                    got = memory.recall(prompt, refresh=False, record=False, plan=RecallPlan(min_score=score))
+                    rows[score][0] += len(got)
+                    rows[score][1] += bool(got)
+    n = len(OFF_TOPIC) * len(folders)
+    print(format_table(["min_score", "prompts", "units per prompt", "prompts brought anything"],
+                       [[f"{s:.2f}", n, u / n, f"{a}/{n}"] for s, (u, a) in rows.items()],
+                       title=f"{name}: off-topic prompts (nothing applies), as min_score moves"))
+    print()
 
 
 def curve(name: str, spec: dict, scores: list[float], args) -> None:
@@ -73,12 +123,15 @@ def main(argv=None) -> int:
     parser.add_argument("--scores", default="0.0,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.5")
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER)
     parser.add_argument("--bench-dir", default=os.environ.get("MEMLANE_BENCH_DIR", "/work/shared/bench"))
+    parser.add_argument("--no-off-topic", action="store_true", help="skip the off-topic prompts")
     parser.add_argument("--all", action="store_true", help="every query of the large sets (default: a spread sample)")
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     scores = [float(s) for s in args.scores.split(",")]
     for name in args.sets.split(","):
         curve(name, SETS[name], scores, args)
+        if SETS[name]["k"] == 5 and not args.no_off_topic:
+            off_topic(name, SETS[name], scores, args)
     return 0
 
 
