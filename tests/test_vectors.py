@@ -228,3 +228,47 @@ def test_a_query_is_embedded_once_for_several_recalls():
         embedder.embed_query(f"prompt {n}")
     embedder.embed_query("why is the CI cache stale?")
     assert len(calls) == 43
+
+
+def test_a_search_reads_one_state_while_another_process_edits(tmp_path, monkeypatch):
+    """A recall's legs read one state of the index: an edit another process commits after the
+    vector leg has its candidates (before their exact cosines are read) changes nothing for it."""
+    from memlane.config import RetrieveConfig
+    from memlane.retrieve.search import rank
+
+    class Model(FakeEmbedder):
+        name = "m"
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "i.sqlite"
+    writer = Index(path)
+    units = [Unit(uid=f"u{i}", name=f"n{i}", body=f"body {i}") for i in range(3000)]
+    writer.sync(units)
+
+    def embed_all():
+        pending = writer.pending_chunks("m")
+        vectors = rng.standard_normal((len(pending), 32)).astype(np.float32)
+        writer.store_embeddings("m", [h for h, _ in pending], vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+
+    embed_all()
+    writer.pack_vectors("m")
+    query = rng.standard_normal(32).astype(np.float32)
+    reader = Index(path)
+    found = reader.similarities("m", query)
+    edited = {row["uid"] for row in reader.units_by_id(found.units[found.top(20)[0]].tolist()).values()}
+    real = type(reader).similarities
+
+    def edit_meanwhile(self, *args, **kwargs):
+        answer = real(self, *args, **kwargs)
+        writer.sync([Unit(uid=u.uid, name=u.name, body=u.body + " edited") if u.uid in edited else u for u in units])
+        embed_all()
+        return answer
+
+    monkeypatch.setattr(type(reader), "similarities", edit_meanwhile)
+    embedder = Model()
+    embedder.embed_query = lambda text: query
+    hits = rank(reader, "body", RetrieveConfig(min_cosine=-1.0), embedder=embedder, fusion="vector",
+                apply_threshold=False)
+    assert {h.unit_id for h in hits[:20]} and all(h.legs.cosine is not None for h in hits)
+    reader.close()
+    writer.close()

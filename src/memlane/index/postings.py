@@ -82,7 +82,7 @@ class Tokenizer:
     def postings(self, rows: dict[int, FtsRow]) -> tuple[dict[int, int], dict[str, tuple]]:
         """(unit -> its tokens in all fields, term -> (units ascending, [count in each field]))
         of the ``rows`` (unit -> its full-text row), counted by SQLite."""
-        sizes: dict[int, int] = {}
+        sizes: dict[int, int] = dict.fromkeys(rows, 0)  # a row with no token still counts in FTS5's N
         terms: dict[str, tuple] = {}
         items = list(rows.items())
         with self.lock:

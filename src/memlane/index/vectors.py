@@ -141,13 +141,14 @@ class VectorStore:
     def vector_pack(self, model: str) -> PackedVectors | None:
         """The packed vectors of ``model``, kept until the index changes; then only the blocks
         whose stored row changed are read again (or brought up to date here)."""
-        generation = self.generation
-        cached = self._packs.get(model)
-        if cached is not None and cached.generation == generation:
-            return cached if len(cached) else None
-        blocks, _ = current_blocks(self.conn, model, cached.by_block if cached is not None else {})
-        pack = self._packs[model] = PackedVectors(model, blocks, generation)
-        return pack if len(pack) else None
+        with self.snapshot():  # the generation and the blocks of one state, whoever packs meanwhile
+            generation = self.generation
+            cached = self._packs.get(model)
+            if cached is not None and cached.generation == generation:
+                return cached if len(cached) else None
+            blocks, _ = current_blocks(self.conn, model, cached.by_block if cached is not None else {})
+            pack = self._packs[model] = PackedVectors(model, blocks, generation)
+            return pack if len(pack) else None
 
     def pack_vectors(self, model: str) -> int:
         """Store the blocks of ``model`` that are missing or stale (after embedding); returns how many."""
@@ -221,7 +222,8 @@ def embed_pending(index, embedder: Embedder, *, batch_size: int = 32, cache: Emb
 
 def cosine_by_unit(index, model: str, query_vec) -> dict[int, float]:
     """Every unit's best cosine to ``query_vec``, as a dict."""
-    found = index.similarities(model, query_vec)
-    if found is None:
-        return {}
-    return dict(zip(found.units.tolist(), found.sims.tolist()))
+    with index.snapshot():
+        found = index.similarities(model, query_vec)
+        if found is None:
+            return {}
+        return dict(zip(found.units.tolist(), found.sims.tolist()))

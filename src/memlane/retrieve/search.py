@@ -34,7 +34,16 @@ class Hit:
 def rank(index: Storage, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,
          fusion: Fusion | str | None = None, limit: int | None = None,
          apply_threshold: bool = True, query_vector=None, exclude: frozenset[int] = frozenset()) -> list[Hit]:
-    """Units relevant to ``query``, best first, each with the evidence of both legs."""
+    """Units relevant to ``query``, best first, each with the evidence of both legs — both legs
+    read one state of the index, whoever writes meanwhile."""
+    with index.snapshot():
+        return _rank(index, query, settings, embedder=embedder, fusion=fusion, limit=limit,
+                     apply_threshold=apply_threshold, query_vector=query_vector, exclude=exclude)
+
+
+def _rank(index: Storage, query: str, settings: RetrieveConfig, *, embedder: Embedder | None,
+          fusion: Fusion | str | None, limit: int | None, apply_threshold: bool, query_vector,
+          exclude: frozenset[int]) -> list[Hit]:
     fusion = Fusion(fusion or settings.fusion)
     terms = query_terms(query)
     if apply_threshold and not terms:

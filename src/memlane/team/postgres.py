@@ -116,6 +116,12 @@ class PostgresStorage(UnitRows, FullTextSearch, VectorSearch, GraphRows, UsageRo
                 conn.execute(sql, [_array(col, kind) for col, kind in zip(zip(*pending), types)])
 
     @contextmanager
+    def snapshot(self):
+        """The storage seam's read state: each search here is answered whole by the server in one
+        statement and read at once (no lazily fetched rows), so there is nothing to hold."""
+        yield self
+
+    @contextmanager
     def transaction(self):
         """One write transaction holding this namespace's writer lock; inside one already open
         in this thread, it joins it."""

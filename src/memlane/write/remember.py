@@ -128,10 +128,11 @@ def _cosines(memory: "Memory", text: str, paths: list[str]) -> tuple[dict[str, f
     import numpy as np
 
     vector = embedder.embed_passages([text[: embedder.max_chars]])[0]
-    found = memory.index.similarities(embedder.name, vector)
-    if found is None or len(found.sims) == 0:
-        return {}, None
-    by_unit = dict(zip(found.units.tolist(), found.sims.tolist()))
+    with memory.index.snapshot():
+        found = memory.index.similarities(embedder.name, vector)
+        if found is None or len(found.sims) == 0:
+            return {}, None
+        by_unit = dict(zip(found.units.tolist(), found.sims.tolist()))
     base = float(np.median(found.sims)) if len(found.sims) >= 5 else PASSAGE_BACKGROUND
     ids = {row["path"]: row["id"] for row in memory.index.units_by_path(paths)}
     return {p: by_unit[i] for p, i in ids.items() if i in by_unit}, base
