@@ -110,6 +110,7 @@ def latency(args) -> dict:
 
     warm(real.name, "warm_daemon")
     warm("none", "warm_daemon_keyword")
+    result["itemised"] = itemised(store, index, prompts, real, work)
 
     # cold fallback: no daemon, keyword-only in the client process
     times = [_time([*client, "--no-daemon"], payload(20_000 + n, p), env, str(work))[0] for n, p in enumerate(prompts)]
@@ -129,7 +130,68 @@ def latency(args) -> dict:
                         ("in_process_hybrid", "no daemon, full CLI (hybrid)")):
         r = result[name]
         print(f"  {label:30s} p50 {r['p50']:7.1f} ms  p95 {r['p95']:7.1f} ms  ({r['x_python_p50']}x python, n={r['n']})")
+    print("\nwhere a warm hybrid hook's time goes (each stage alone, in one warm process on the same index; the"
+          "\nhook process and its round trip measured apart; p50 / p95 ms):")
+    for stage, r in result["itemised"].items():
+        print(f"  {stage:44s} {r['p50']:7.1f}  {r['p95']:7.1f}")
     return result
+
+
+def itemised(store: Path, index: Path, prompts: list[str], real, work: Path) -> dict:
+    """Each stage of a warm hybrid hook alone: the hook process (start, read stdin, connect, a
+    ping's round trip, exit), embedding the prompt, the search (both legs), association and
+    scoring and selection (the pipeline's own timings), and the injection's rendering (the
+    whole injection path minus its recall)."""
+    from memlane import Memory
+    from memlane.adapters.hookclient import ask_daemon, daemon_key, project_root, socket_path
+    from memlane.inject import layers
+    from memlane.recall import RecallPlan, run_recall
+    from memlane.retrieve.search import rank
+
+    out: dict = {}
+    env = os.environ.copy()
+    common = ["--store", str(store), "--index", str(index)]
+    daemon = subprocess.Popen([str(BIN / "memlane"), "serve", *common, "--embedder", "none", "--idle-minutes", "10"],
+                              env=env, cwd=str(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock = socket_path(daemon_key(project_root(str(work)), [str(store)], "none", str(index)))
+    deadline = time.monotonic() + 300
+    while ask_daemon(sock, "ping") is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    ping = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); from memlane.adapters.hookclient import ask_daemon;"
+            " sys.stdin.read(); ask_daemon(%r, 'ping')" % (str(REPO / "src"), sock)]
+    out["hook process: start, stdin, connect, round trip"] = _pct([_time(ping, "{}", env, str(work))[0]
+                                                                  for _ in range(60)])
+    ask_daemon(sock, "stop")
+    daemon.wait(timeout=60)
+    with Memory([store], embedder=real, index_path=index) as memory:
+        memory.refresh()
+        config = memory.config
+        embed, search, associate, select, render = [], [], [], [], []
+        for n, prompt in enumerate(prompts):
+            text = f"{prompt} ({n})"  # never the embedder's cached vector
+            started = time.perf_counter()
+            vector = real.embed_query(text[: real.max_chars])
+            embed.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            rank(memory.index, text, config.retrieve, embedder=real, query_vector=vector, apply_threshold=False)
+            search.append((time.perf_counter() - started) * 1000)
+            outcome = run_recall(memory.index, text, config, embedder=real, plan=RecallPlan())
+            associate.append(outcome.timings_ms.get("associate_score", 0.0))
+            select.append(outcome.timings_ms.get("select", 0.0))
+            payload = {"session_id": f"items-{n}", "transcript_path": str(work / "none.jsonl"), "cwd": str(work),
+                       "hook_event_name": "UserPromptSubmit", "prompt": text}
+            started = time.perf_counter()
+            layers.user_prompt(memory, payload, dry_run=True)
+            whole = (time.perf_counter() - started) * 1000
+            started = time.perf_counter()
+            memory.recall(text, refresh=False, record=False, include_private=False)
+            render.append(max(0.0, whole - (time.perf_counter() - started) * 1000))
+    out["embedding the prompt"] = _pct(embed)
+    out["search (keyword + vector legs, fusion)"] = _pct(search)
+    out["association and scoring"] = _pct(associate)
+    out["selection (constellations)"] = _pct(select)
+    out["rendering the injection (path minus recall)"] = _pct(render)
+    return out
 
 
 def tokens(args) -> dict:

@@ -70,3 +70,26 @@ def test_a_repository_may_only_shorten_the_menu(tmp_path):
     config = load_config(tmp_path)
     assert config.inject.menu_lines == 8 and config.inject.menu_tokens == 10
     assert any(r["key"] == "inject.menu_lines" for r in config.refused)
+
+
+def test_the_menu_reads_the_prompts_own_ranking_without_a_second_search(store, tmp_path, monkeypatch):
+    """The menu is the rest of the ranking the prompt's recall made: the same notes as a search of
+    its own would list, without searching again."""
+    import memlane.recall as recall_module
+
+    config = Config()
+    config.retrieve = dataclasses.replace(config.retrieve, k=2)
+    with Memory([store], config=config, embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        recalled = memory.recall(MANY, depth="full", record=False, include_private=False, refresh=False)
+        searches = []
+        real = recall_module.run_recall
+        monkeypatch.setattr(recall_module, "run_recall", lambda *a, **kw: searches.append(1) or real(*a, **kw))
+        monkeypatch.setattr("memlane.memory.run_recall", recall_module.run_recall)
+        menu = memory.further_candidates(MANY, after=recalled, n=4)
+        assert searches == [] and menu
+        memory._last_ranking = None  # as if the prompt's own ranking were gone: a search of its own
+        again = memory.further_candidates(MANY, after=recalled, n=4)
+        assert searches == [1]
+        assert [r.name for r in menu] == [r.name for r in again]
+        assert not {r.path for r in menu} & {r.path for r in recalled} and "vault" not in {r.name for r in menu}

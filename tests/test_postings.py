@@ -77,3 +77,25 @@ def test_a_note_with_no_token_still_counts_as_a_row(tmp_path):
     for terms in (["deploy"], ["api"], ["api", "deploy"]):
         assert index.keyword_search(terms) == index._fts5_search(terms, 200)
     index.close()
+
+
+def test_a_fresh_keyword_only_recall_of_a_small_store_never_loads_numpy(tmp_path):
+    """A cold hook answers keyword-only in its own process: on a store under POSTINGS_MIN_UNITS it
+    asks FTS5 (the same ranking) rather than pay numpy's import for the postings."""
+    import subprocess
+    import sys
+
+    from memlane import Memory
+
+    store = tmp_path / "notes"
+    store.mkdir()
+    for i in range(5):
+        (store / f"n{i}.md").write_text(f"---\nname: n{i}\ndescription: deploy step {i}\n---\nrun the deploy {i}\n")
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+    code = ("import sys; from memlane import Memory\n"
+            f"m = Memory([{str(store)!r}], embedder='none', index_path={str(tmp_path / 'i.sqlite')!r})\n"
+            "m.refresh(); found = m.recall('deploy', refresh=False, record=False)\n"
+            "print(len(found), 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["5", "False"], out.stderr

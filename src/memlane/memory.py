@@ -70,6 +70,7 @@ class Memory:
         self._last_refresh: tuple[float, bool, RefreshReport] | None = None
         self._heals_seen = 0
         self._team, self._team_made = None, False
+        self._last_ranking: tuple | None = None  # ((prompt, index generation), ranking) of the last agent recall
 
     # -- setup ----------------------------------------------------------------------
     def _existing_specs(self) -> list[StoreSpec]:
@@ -265,8 +266,15 @@ class Memory:
         Private notes are not candidates; nothing is recorded in the hit-log."""
         if n <= 0:
             return []
-        plan = RecallPlan(min_score=0.0, k=min(MAX_K, len(after) + n), constellations=False)
         known = {r.path for r in after}
+        last = self._last_ranking
+        if self.team is None and last is not None and last[0] == (prompt, self.index.generation):
+            # the prompt's own recall just ranked them: the next of its ranking, not a second search
+            hits = [h for h in last[1] if h.state != "archived"][: len(known) + n]
+            paths = self.index.units_by_id([h.unit_id for h in hits])
+            hits = [h for h in hits if paths.get(h.unit_id, {}).get("path") not in known][:n]
+            return recalled_units(self.index, prompt, hits, depth=Depth.SUMMARY, explain=False)
+        plan = RecallPlan(min_score=0.0, k=min(MAX_K, len(after) + n), constellations=False)
         found = self.recall(prompt, depth=Depth.SUMMARY, refresh=False, record=False, include_private=False,
                             plan=plan, session=session)
         return [r for r in found if r.path not in known][:n]
@@ -301,6 +309,10 @@ class Memory:
             self.refresh()
             outcome = self._run(prompt, plan, include_private, exclude)
         hits = [h for h in outcome.selected]
+        # an agent's recall (no private notes, nothing excluded, archived left out): the menu below it
+        # reads the rest of this ranking (further_candidates)
+        agent_view = not include_private and not exclude and not plan.include_archived and plan.min_score is None
+        self._last_ranking = ((prompt, self.index.generation), outcome.ranking) if agent_view else None
         results = recalled_units(self.index, prompt, hits, depth=depth, explain=explain)
         if self.team is not None:  # the team scope joins, narrower wins (team/scope.py)
             results, hits = self.team.join(self, prompt, plan, results, hits, depth=depth, explain=explain,

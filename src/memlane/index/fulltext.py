@@ -3,9 +3,15 @@ name, description, recall keywords, body), over text already rewritten for CJK (
 
 from __future__ import annotations
 
+import sys
+
 from .postings import Tokenizer, bm25_search, can_keep_postings, read_sizes, rebuild_postings, row_norms, update_postings
 from .schema import FTS_COLUMNS
 from .text import fts_match_expression
+
+
+#: from this many units a fresh process reads the postings even before numpy is loaded
+POSTINGS_MIN_UNITS = 20_000
 
 
 class FullText:
@@ -17,7 +23,7 @@ class FullText:
         if not terms:
             return []
         with self.snapshot():  # the norms, the postings and the counter of one state, whoever writes
-            if not self.postings_current():
+            if not self.postings_current() or not self._postings_pay():
                 return self._fts5_search(terms, limit)
             # FTS5 is still opened on these terms: a damaged full-text index is found (and healed) as before
             self.conn.execute("SELECT rowid FROM units_fts WHERE units_fts MATCH ? LIMIT 1",
@@ -33,6 +39,13 @@ class FullText:
                " WHERE units_fts MATCH ? ORDER BY score DESC LIMIT ?")
         return [(r[0], r[1]) for r in self.conn.execute(sql, (fts_match_expression(terms), -1 if limit is None
                                                                 else limit))]
+
+    def _postings_pay(self) -> bool:
+        """Whether reading the postings beats FTS5 here: numpy is loaded already (a warm process, a
+        hybrid recall), or the store is big enough that FTS5's scan of every matching row costs more
+        than loading numpy once (~60-100 ms; a cold keyword-only hook must not pay it for nothing)."""
+        return "numpy" in sys.modules or self._cached(
+            "unit_count", lambda: self.conn.execute("SELECT count(*) FROM units").fetchone()[0]) >= POSTINGS_MIN_UNITS
 
     # -- the postings ---------------------------------------------------------------------
     @property
