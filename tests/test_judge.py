@@ -561,3 +561,68 @@ def test_bad_judge_settings_name_the_key(tmp_path, sealed_env, toml, message):
     path = user_config(sealed_env, toml)
     with pytest.raises(ConfigError, match=message):
         load_config(None, files=[path])
+
+
+# -- whatever goes wrong, the ranking stands ---------------------------------------------------------
+def test_a_prompt_with_a_lone_surrogate_is_judged_and_injected(store, tmp_path, command):
+    """Half an emoji (JSON ``"\\ud83d"``) in the prompt: the command gets valid UTF-8 and its choice stands."""
+    command.behave(pick=[0])
+    prompt = PROMPT + " \ud83d"
+    with open_memory(store, tmp_path, judged_config(command=command.argv, timeout_s=20)) as memory:
+        judged = user_prompt(memory, payload(prompt=prompt), dry_run=True)
+    assert judged.report["layers"]["L3"]["judge"]["outcome"] == "chosen"
+    [call] = command.calls()
+    assert call["request"]["prompt"] == PROMPT + " \ufffd"
+    assert shown(judged) == [call["request"]["candidates"][0]["name"]]
+
+
+def test_an_answer_nested_past_the_parsers_depth_leaves_the_ranking(store, tmp_path, command):
+    command.behave(raw='{"chosen": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with open_memory(store, tmp_path) as memory:
+        ranking = user_prompt(memory, payload(), dry_run=True)
+    with open_memory(store, tmp_path, judged_config(command=command.argv, timeout_s=20)) as memory:
+        judged = user_prompt(memory, payload(), dry_run=True)
+    assert judged.report["layers"]["L3"]["judge"]["outcome"] == "garbage" and judged.text == ranking.text
+
+
+@pytest.mark.parametrize("where, outcome", [("ask", "failed"), ("parse", "garbage"), ("build", "failed")])
+def test_any_exception_in_the_judge_leaves_the_ranking_and_is_logged(store, tmp_path, monkeypatch, caplog, where,
+                                                                      outcome):
+    from memlane.judge import judge as judge_module
+
+    def boom(*args, **kwargs):
+        raise ZeroDivisionError("something nobody foresaw")
+
+    monkeypatch.setattr(judge_module, {"ask": "run_command", "parse": "parse_verdict", "build": "cache_key"}[where], boom)
+    with open_memory(store, tmp_path) as memory:
+        ranking = user_prompt(memory, payload(), dry_run=True)
+    with open_memory(store, tmp_path, judged_config(command=["true"], timeout_s=5)) as memory:
+        with caplog.at_level("INFO", logger="memlane.judge"):
+            judged = user_prompt(memory, payload(), dry_run=True)
+    assert judged.report["layers"]["L3"]["judge"]["outcome"] == outcome and judged.text == ranking.text
+    assert "the ranking stands" in caplog.text
+
+
+def test_a_command_that_prints_without_end_is_killed_past_the_cap(tmp_path):
+    from memlane.judge.command import MAX_OUTPUT, JudgeFailed, run_command
+
+    pid_file = tmp_path / "pid"
+    flood = (f"import os, sys, time; open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+             f"for _ in range({3 * MAX_OUTPUT // 65536}): sys.stdout.write('x' * 65536); sys.stdout.flush()\n"
+             "time.sleep(60)")  # 3 MB, then it holds on: without the cap only the deadline would end it
+    started = time.monotonic()
+    with pytest.raises(JudgeFailed, match="more than"):
+        run_command([sys.executable, "-c", flood], b"{}", time.monotonic() + 30)
+    assert time.monotonic() - started < 20  # the cap ended it, not the deadline
+    assert _gone(int(pid_file.read_text()))
+
+
+def test_an_endpoint_answer_past_the_cap_is_no_verdict(store, tmp_path, chat):
+    chat.answer = lambda body: '{"chosen": []}' + " " * 1_100_000
+    with open_memory(store, tmp_path) as memory:
+        ranking = user_prompt(memory, payload(), dry_run=True)
+    with open_memory(store, tmp_path, judged_config(url=chat.url, model="tiny", timeout_s=10)) as memory:
+        judged = user_prompt(memory, payload(), dry_run=True)
+    verdict = judged.report["layers"]["L3"]["judge"]
+    assert verdict["outcome"] == "failed" and "more than 1,000,000 bytes" in verdict["why"]
+    assert judged.text == ranking.text

@@ -127,3 +127,19 @@ def test_an_ambiguous_case_insensitive_name_is_not_guessed():
     chosen, ignored = parse_verdict('{"chosen": [{"name": "ci", "reason": ""}, {"name": "b", "reason": ""}]}',
                                     ["CI", "Ci", "b"], max_chosen=5)
     assert chosen == [("b", "")] and ignored == ["ci"]
+
+
+def test_an_answer_nested_past_the_parsers_depth_is_garbage_not_an_exception():
+    deep = '{"chosen": ' + "[" * 100_000 + "]" * 100_000 + "}"  # ~200 KB, under MAX_ANSWER
+    with pytest.raises(Garbage):
+        parse_verdict(deep, NAMES, max_chosen=3)
+
+
+def test_a_lone_surrogate_never_reaches_a_judge():
+    pool = candidates_of([note("half\ud83d_emoji", "a description \udc00 cut")])
+    request = build_request("why does the CI cache miss? \ud83d", ["earlier \ud83d turn"], [c for c, _ in pool],
+                            max_chosen=3)
+    data = json.dumps(request, ensure_ascii=False).encode("utf-8")  # what a command reads: encodable
+    assert "\ufffd" in request["prompt"] and "\ufffd" in request["recent_turns"][0]
+    assert request["candidates"][0]["name"] == "half\ufffd_emoji" and pool[0][0].name == "half\ufffd_emoji"
+    assert b"\\ud83d" not in data

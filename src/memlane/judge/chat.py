@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from ..retrieve.recalled import shorten
 from .command import JudgeFailed
 
-MAX_RESPONSE = 1_000_000  # bytes of a response that are read
+MAX_RESPONSE = 1_000_000  # bytes of a response that are read at most: a longer one is no answer
 MAX_TOKENS = 512
 
 
@@ -85,7 +85,9 @@ class _Exchange:
             path = parts.path + (f"?{parts.query}" if parts.query else "")
             self.conn.request("POST", path, body=self.payload, headers=headers)
             response = self.conn.getresponse()
-            self.status, self.data = response.status, response.read(MAX_RESPONSE)
+            self.status, self.data = response.status, response.read(MAX_RESPONSE + 1)
+            if len(self.data) > MAX_RESPONSE:
+                raise JudgeFailed(f"the endpoint answered more than {MAX_RESPONSE:,} bytes")
         except (JudgeFailed, TimeoutError) as exc:  # a socket timeout is the deadline too
             self.error = exc
         except (OSError, ValueError) as exc:  # refused, reset, timed out, a broken response (http.client's errors)
@@ -114,7 +116,7 @@ def _content(status: int, data: bytes) -> str:
     try:
         message = json.loads(text)["choices"][0]["message"]
         content = message.get("content")
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):  # deep nesting too
         raise JudgeFailed(f"not a chat completion: {shorten(text, 200)}") from None
     if not isinstance(content, str):
         raise JudgeFailed("the chat completion has no text content")

@@ -28,6 +28,8 @@ from ..retrieve.recalled import shorten
 log = logging.getLogger("memlane.judge")
 
 MAX_STDERR_LOGGED = 500
+MAX_STDERR_KEPT = 64_000  # bytes of stderr kept (the rest is read and dropped)
+MAX_OUTPUT = 1_000_000  # bytes of stdout read at most: past it the command is killed, no verdict
 
 
 class JudgeFailed(RuntimeError):
@@ -36,7 +38,7 @@ class JudgeFailed(RuntimeError):
 
 def run_command(argv: list[str], stdin: bytes, deadline: float) -> str:
     """The command's stdout, or ``TimeoutError`` at ``deadline`` (a ``time.monotonic()`` value),
-    or ``JudgeFailed``."""
+    or ``JudgeFailed`` (also when it prints more than ``MAX_OUTPUT`` bytes: it is killed then)."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise TimeoutError("no time left")
@@ -47,10 +49,11 @@ def run_command(argv: list[str], stdin: bytes, deadline: float) -> str:
     except OSError as exc:  # not found, not executable
         raise JudgeFailed(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
     try:
-        out, err = proc.communicate(stdin, timeout=remaining)
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-        raise TimeoutError("the command did not answer in time") from None
+        out, err = _exchange(proc, stdin, deadline)
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise TimeoutError("the command did not exit in time") from None
     except BaseException:
         _kill(proc)
         raise
@@ -60,6 +63,55 @@ def run_command(argv: list[str], stdin: bytes, deadline: float) -> str:
     if proc.returncode != 0:
         raise JudgeFailed(f"{os.path.basename(argv[0])} exited with status {proc.returncode}")
     return out.decode("utf-8", "replace")
+
+
+def _exchange(proc: subprocess.Popen, stdin: bytes, deadline: float) -> tuple[bytes, bytes]:
+    """Write ``stdin`` and read stdout and stderr until the command closes both, never past
+    ``deadline`` (``TimeoutError``) nor past ``MAX_OUTPUT`` bytes of stdout (``JudgeFailed``);
+    stderr past ``MAX_STDERR_KEPT`` is read and dropped."""
+    import selectors
+
+    out, err, sizes = [], [], {"out": 0, "err": 0}
+    view, sent = memoryview(stdin), 0
+    with selectors.DefaultSelector() as selector:
+        for stream, event, what in ((proc.stdin, selectors.EVENT_WRITE, "in"), (proc.stdout, selectors.EVENT_READ, "out"),
+                                    (proc.stderr, selectors.EVENT_READ, "err")):
+            os.set_blocking(stream.fileno(), False)
+            selector.register(stream, event, what)
+        if not stdin:
+            selector.unregister(proc.stdin)
+            proc.stdin.close()
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the command did not answer in time")
+            for key, _ in selector.select(remaining):
+                if key.data == "in":
+                    try:
+                        sent += os.write(key.fd, view[sent:sent + 65536])
+                    except BrokenPipeError:  # it stopped reading: its answer still counts
+                        sent = len(view)
+                    except BlockingIOError:
+                        continue
+                    if sent >= len(view):
+                        selector.unregister(key.fileobj)
+                        key.fileobj.close()
+                    continue
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    continue
+                sizes[key.data] += len(chunk)
+                if key.data == "out":
+                    out.append(chunk)
+                    if sizes["out"] > MAX_OUTPUT:
+                        raise JudgeFailed(f"it printed more than {MAX_OUTPUT:,} bytes (killed)")
+                elif sizes["err"] <= MAX_STDERR_KEPT:
+                    err.append(chunk)
+    return b"".join(out), b"".join(err)
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -71,11 +71,18 @@ class Judge:
     def choose(self, prompt: str, turns: list[str], candidates: list[Candidate], *, max_chosen: int,
                until: float | None = None) -> Verdict:
         """The judge's verdict on ``candidates`` for ``prompt`` (``turns``: the previous user
-        turns), at most ``max_chosen``; ``until``: a ``time.monotonic()`` value it never runs past."""
+        turns), at most ``max_chosen``; ``until``: a ``time.monotonic()`` value it never runs past.
+        Never an exception for anything the judge did or the text held: whatever goes wrong, the
+        ranking stands (logged). Only ``outside`` may raise (the daemon's workspace, when the
+        request can no longer be answered in time): that is the caller's."""
         started = time.monotonic()
         names = tuple(c.name for c in candidates)
-        request = build_request(prompt, turns, candidates, max_chosen=max_chosen)
-        key = cache_key(self.by, request)
+        try:
+            request = build_request(prompt, turns, candidates, max_chosen=max_chosen)
+            key = cache_key(self.by, request)
+        except Exception as exc:  # noqa: BLE001 - a text the request cannot carry: no verdict
+            return self._stands("failed", f"the request could not be built ({type(exc).__name__}: {exc})", started,
+                                names)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -84,17 +91,16 @@ class Judge:
         deadline = started + self.config.timeout_s if until is None else min(started + self.config.timeout_s, until)
         if deadline - started < MIN_TIME_S:
             return self._stands("skipped", "no time left before the request's deadline", started, names)
-        try:
-            with self.outside():
-                answer = self._ask(request, list(names), max_chosen, deadline)
-        except TimeoutError:
-            return self._stands("timeout", f"no answer within {deadline - started:.1f} s", started, names)
-        except (JudgeFailed, OSError) as exc:
-            return self._stands("failed", str(exc), started, names)
+        with self.outside():  # what leaving and coming back raise is the caller's
+            answer = self._answer(request, names, max_chosen, deadline, started)
+        if isinstance(answer, Verdict):
+            return answer
         try:
             chosen, ignored = parse_verdict(answer, list(names), max_chosen=max_chosen)
         except Garbage as exc:
             return self._stands("garbage", str(exc), started, names)
+        except Exception as exc:  # noqa: BLE001 - an answer the parser chokes on (RecursionError, …) is garbage
+            return self._stands("garbage", f"the answer could not be read ({type(exc).__name__})", started, names)
         verdict = Verdict("chosen", self.by, tuple(chosen), tuple(ignored), ms=_ms(started), candidates=names)
         if ignored:
             log.info("judge (%s): ignored names that are no candidate's: %s", self.by, ", ".join(ignored[:5]))
@@ -104,10 +110,23 @@ class Judge:
                 self._cache.popitem(last=False)
         return verdict
 
+    def _answer(self, request: dict, names: tuple[str, ...], max_chosen: int, deadline: float,
+                started: float) -> str | Verdict:
+        """The judge's raw answer, or the verdict that the ranking stands (never an exception)."""
+        try:
+            return self._ask(request, list(names), max_chosen, deadline)
+        except TimeoutError:
+            return self._stands("timeout", f"no answer within {deadline - started:.1f} s", started, names)
+        except (JudgeFailed, OSError) as exc:
+            return self._stands("failed", str(exc), started, names)
+        except Exception as exc:  # noqa: BLE001 - whatever else went wrong asking: no verdict
+            return self._stands("failed", f"{type(exc).__name__}: {exc}", started, names)
+
     def _ask(self, request: dict, names: list[str], max_chosen: int, deadline: float) -> str:
         """The judge's raw answer to ``request``."""
         if self.config.command:
-            return run_command(list(self.config.command), json.dumps(request, ensure_ascii=False).encode(), deadline)
+            data = json.dumps(request, ensure_ascii=False).encode("utf-8", "replace")
+            return run_command(list(self.config.command), data, deadline)
         rest = {k: v for k, v in request.items() if k != "task"}
         schema = verdict_schema(names, max_chosen) if self.config.structured else None
         body = chat_body(self.config.model, request["task"], json.dumps(rest, ensure_ascii=False), schema)

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 
 from ..guards.exits import clean, clean_data, unit_risk
+from ..guards.secrets import map_strings
 from ..retrieve.recalled import Recalled, shorten
 
 PROTOCOL = "memlane-judge/1"
@@ -76,12 +77,12 @@ def candidates_of(items: list[Recalled], *, now: float | None = None) -> list[tu
             continue  # G3: a private note never leaves for a judge, whatever brought it here
         if unit_risk(item.name, os.path.basename(item.path), item.title, item.hook, item.description, item.body):
             continue  # G2: quarantined anyway; a judge must not read it either
-        name = clean(item.name)
+        name = whole(clean(item.name))
         if not name or name in seen:
             continue
         seen.add(name)
         # cleaned before it is cut: a cut must not split a secret past recognition
-        out.append((Candidate(name, shorten(clean(item.description or item.hook or item.title), 300), item.type,
+        out.append((Candidate(name, whole(shorten(clean(item.description or item.hook or item.title), 300)), item.type,
                               _age_days(item.path, now)), item))
     return out
 
@@ -97,14 +98,23 @@ def build_request(prompt: str, turns: list[str], candidates: list[Candidate], *,
     """The request document (what a command reads on stdin), every string through the exit pass
     (cleaned before anything is cut, so that no cut splits a secret past recognition)."""
     previous = [clean(t)[:MAX_TURN] for t in turns if t.strip() and t.strip() != prompt.strip()][-MAX_TURNS:]
-    return clean_data({
+    return map_strings(clean_data({
         "protocol": PROTOCOL,
         "task": TASK,
         "prompt": clean(prompt)[:MAX_PROMPT],
         "recent_turns": previous,
         "candidates": [c.as_dict() for c in candidates],
         "max_chosen": max_chosen,
-    })
+    }), whole)
+
+
+def whole(text: str) -> str:
+    """``text`` with every lone surrogate (half an emoji, from JSON's ``"\\ud83d"``) replaced by
+    U+FFFD: what is sent is always encodable UTF-8."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def verdict_schema(names: list[str], max_chosen: int) -> dict:
@@ -183,7 +193,7 @@ def _document(text: str, depth: int = 0) -> dict:
 def _loads(text: str):
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
         return None
 
 
