@@ -344,7 +344,9 @@ def test_a_command_reads_the_request_on_stdin_and_its_choice_is_injected(store, 
     verdict = judged.report["layers"]["L3"]["judge"]
     assert verdict["chosen"] == [{"name": picked, "reason": f"the script chose {picked}"}]
     assert call["memlane_off"] == "1"  # an agent CLI as the judge does not run memlane's hooks again
-    assert Path(call["cwd"]).resolve() == Path(tempfile.gettempdir()).resolve()  # not in the project
+    cwd = Path(call["cwd"])  # not in the project, nor in the shared temporary folder: a private one
+    assert cwd.resolve() != Path(tempfile.gettempdir()).resolve() and tmp_path not in cwd.resolve().parents
+    assert cwd.stat().st_uid == os.getuid() and not cwd.stat().st_mode & 0o077 and not any(cwd.iterdir())
     assert "judge-script: thinking hard" in caplog.text  # its stderr goes to the log ...
     assert "thinking hard" not in judged.text  # ... never into what is injected
 
@@ -626,3 +628,64 @@ def test_an_endpoint_answer_past_the_cap_is_no_verdict(store, tmp_path, chat):
     verdict = judged.report["layers"]["L3"]["judge"]
     assert verdict["outcome"] == "failed" and "more than 1,000,000 bytes" in verdict["why"]
     assert judged.text == ranking.text
+
+
+# -- which program runs -----------------------------------------------------------------------------
+def _planted(folder: Path, name: str, marker: Path) -> Path:
+    """An executable at ``folder/name`` that leaves ``marker`` when it runs, and chooses nothing."""
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho ran > '{marker}'\necho '{{\"chosen\": []}}'\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_relative_command_path_is_refused_never_run_from_the_daemons_folder(store, tmp_path, monkeypatch, caplog):
+    """``scripts/judge.sh`` would run whatever another user put in the daemon's folder (the temporary one)."""
+    planted = tmp_path / "planted"
+    marker = tmp_path / "planted-ran"
+    _planted(planted / "scripts", "judge.sh", marker)
+    monkeypatch.chdir(planted)
+    monkeypatch.setattr(tempfile, "tempdir", str(planted))  # whatever folder it would run in: this one
+    monkeypatch.setattr("memlane.judge.command.workdir", lambda: str(planted))
+    with open_memory(store, tmp_path) as memory:
+        ranking = user_prompt(memory, payload(), dry_run=True)
+    with open_memory(store, tmp_path, judged_config(command=["scripts/judge.sh"], timeout_s=10)) as memory:
+        with caplog.at_level("INFO", logger="memlane.judge"):
+            judged = user_prompt(memory, payload(), dry_run=True)
+    verdict = judged.report["layers"]["L3"]["judge"]
+    assert verdict["outcome"] == "failed" and "relative path" in verdict["why"]
+    assert not marker.exists() and judged.text == ranking.text
+    assert "relative path" in caplog.text and "the ranking stands" in caplog.text
+
+
+def test_a_bare_command_name_is_found_on_path(store, tmp_path, monkeypatch):
+    marker = tmp_path / "ran"
+    _planted(tmp_path / "bin", "my-judge", marker)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    with open_memory(store, tmp_path, judged_config(command=["my-judge"], timeout_s=10)) as memory:
+        judged = user_prompt(memory, payload(), dry_run=True)
+    assert judged.report["layers"]["L3"]["judge"]["outcome"] == "chosen" and marker.exists()
+
+
+def test_a_name_found_only_through_a_relative_path_entry_is_refused(tmp_path, monkeypatch):
+    from memlane.judge.command import JudgeFailed, resolve_program
+
+    _planted(tmp_path / "bin", "my-judge", tmp_path / "ran")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "bin")
+    with pytest.raises(JudgeFailed, match="relative PATH entry"):
+        resolve_program("my-judge")
+
+
+def test_doctor_says_why_a_judge_command_cannot_run(tmp_path, sealed_env, monkeypatch, capsys):
+    from memlane.adapters.cli import main as cli
+
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "repo")
+    config = user_config(sealed_env, judge_toml(["scripts/judge.sh"]))
+    assert cli(["doctor", "--json"]) == 1
+    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "judge" in p["what"]]
+    assert "relative path" in problem["what"] and str(config) in problem["where"] and "absolute path" in problem["fix"]
+    user_config(sealed_env, judge_toml([sys.executable, "-c", "print(1)"]))
+    assert cli(["doctor", "--json"]) == 0

@@ -123,6 +123,24 @@ def check_team(status: dict | None) -> list[Problem]:
                     "fix [team] dsn and name in your config (docs/team.md); `memlane team status` checks it again")]
 
 
+def check_judge(memory: Memory) -> list[Problem]:
+    """A judge command that cannot run as configured (a relative path, a program not on PATH):
+    the daemon then asks no judge and the ranking alone chooses (logged per prompt)."""
+    judge = memory.config.judge
+    if not (judge.configured and judge.command):
+        return []
+    from ..judge.command import JudgeFailed, resolve_program
+
+    try:
+        resolve_program(judge.command[0])
+    except JudgeFailed as exc:
+        where = ", ".join(memory.config.sources) or str(config_home() / "config.toml")
+        return [Problem(f"the judge cannot run, so the ranking alone chooses: {exc}", f"[judge] command in {where}",
+                        "set judge.command's first item to an absolute path (~/ is your home) or to a program on "
+                        "your PATH (docs/judge.md)")]
+    return []
+
+
 def recent_hook_failures(hours: float = 24.0, limit: int = 3) -> list[str]:
     """The last hook failures logged in ``hook.log`` within ``hours`` (newest last)."""
     path = cache_home() / "hook.log"
@@ -153,5 +171,5 @@ def _runs(program: str) -> bool:
     return shutil.which(program) is not None
 
 
-__all__ = ["Problem", "check_hooks", "check_index", "check_stores", "check_team", "open_memory_for_doctor",
-           "recent_hook_failures"]
+__all__ = ["Problem", "check_hooks", "check_index", "check_judge", "check_stores", "check_team",
+           "open_memory_for_doctor", "recent_hook_failures"]

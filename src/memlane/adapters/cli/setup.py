@@ -119,6 +119,7 @@ def cmd_doctor(args) -> int:
         data = {**_fallback_doctor(memory), **data}
     data["agents"] = agent_status(args)
     problems += doctor.check_team(data.get("team"))
+    problems += doctor.check_judge(memory)
     problems += doctor.check_hooks(data["agents"]["hooks"])
     data["hook_failures"] = doctor.recent_hook_failures()
     data["problems"] = [p.as_dict() for p in problems]
