@@ -689,3 +689,62 @@ def test_doctor_says_why_a_judge_command_cannot_run(tmp_path, sealed_env, monkey
     assert "relative path" in problem["what"] and str(config) in problem["where"] and "absolute path" in problem["fix"]
     user_config(sealed_env, judge_toml([sys.executable, "-c", "print(1)"]))
     assert cli(["doctor", "--json"]) == 0
+
+
+# -- the request's deadline after the judge ---------------------------------------------------------
+def test_a_request_whose_workspace_is_taken_while_the_judge_thinks_keeps_its_deadline(store, tmp_path, sealed_env,
+                                                                                        chat):
+    """The refresher takes the workspace (a long refresh) while the judge thinks: the request gives
+    up at its deadline instead of waiting the refresh out, answers busy, and marks nothing as shown
+    (the client, gone by then, was shown nothing)."""
+    from memlane.adapters import daemon
+    from memlane.adapters.workspace import Busy
+    from memlane.inject.session import sessions_dir
+
+    user_config(sealed_env, f'[judge]\nurl = "{chat.url}"\nmodel = "tiny"\ntimeout_s = 10\n')
+    workspace = daemon.open_workspace(str(tmp_path), [str(store)], "none", str(tmp_path / "i.sqlite"))
+    taken, let_go = threading.Event(), threading.Event()
+
+    def refresher():  # what refresh_files_due does around a long memory.refresh
+        with workspace.lock:
+            taken.set()
+            let_go.wait(8.0)
+
+    def during():
+        threading.Thread(target=refresher, daemon=True).start()
+        taken.wait(5.0)
+
+    chat.during = during
+    chat.answer = choose("reference_ci_runners")
+    started = time.monotonic()
+    try:
+        with pytest.raises(Busy):
+            daemon.answer(workspace, "user-prompt-submit", json.dumps({**payload("late"), "cwd": str(tmp_path)}),
+                          deadline=started + 1.5)
+        waited = time.monotonic() - started
+        still_held = workspace.lock.locked()  # the refresher's: the request did not release it
+    finally:
+        let_go.set()
+        workspace.close()
+    assert chat.requests and waited < 5.0  # at its deadline, not after the 8 s refresh
+    assert still_held
+    assert not (sessions_dir() / "late.json").exists()  # nothing marked as shown
+
+
+def test_released_takes_the_workspace_back_only_before_the_deadline(tmp_path):
+    from memlane.adapters.workspace import Busy, Workspace
+
+    (tmp_path / "notes").mkdir()
+    workspace = Workspace([str(tmp_path / "notes")], "none", str(tmp_path / "i.sqlite"), str(tmp_path))
+    try:
+        with pytest.raises(Busy, match="deadline passed"):
+            with workspace.held(time.monotonic() + 0.5):
+                with workspace.released():  # in time: the request goes on
+                    pass
+                with workspace.released():  # the judge used the time up; the lock is free, the deadline gone
+                    time.sleep(0.6)
+        assert not workspace.lock.locked()  # held let go of what released took back
+        with workspace.held(time.monotonic() + 5.0):  # and the workspace serves the next request
+            assert workspace.lock.locked()
+    finally:
+        workspace.close()

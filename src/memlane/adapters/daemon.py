@@ -53,6 +53,7 @@ REQUEST_DEADLINE_S = 3.0  # a whole request, read to answered; the client waits 
 READ_DEADLINE_S = 1.0  # a request is a few kilobytes sent at once
 MAX_CONNECTIONS = 32  # served at once; more are told "busy" (the client answers itself)
 MAX_REQUEST = 4_000_000
+JUDGE_RESERVE_S = 0.5  # of a request's deadline, kept from the judge: for taking the workspace back and the rest
 
 
 def open_workspace(root: str, stores: list[str], embedder: str | None, index: str | None,
@@ -86,7 +87,9 @@ def daemon_judge(memory, released):
 def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
            deadline: float | None = None) -> str:
     """What the hook prints for this request. Raises ``Busy`` when the workspace cannot be had
-    before ``deadline`` (a ``time.monotonic()`` value), which the judge never runs past either."""
+    before ``deadline`` (a ``time.monotonic()`` value). The judge stops ``JUDGE_RESERVE_S``
+    before it, and the workspace must be had back by it; past it the request answers nothing
+    (``Busy``) and saves nothing (no note is marked as shown to a client that gave up)."""
     from .hook import handle_event, parse_payload
 
     payload = parse_payload(raw, agent)
@@ -96,7 +99,8 @@ def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
                 return handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
             from ..judge import judging
 
-            with judging(warm.judge, until=deadline):
+            until = None if deadline is None else deadline - JUDGE_RESERVE_S
+            with judging(warm.judge, until=until):
                 return handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
     except Busy:
         raise Busy(f"the workspace was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)") from None

@@ -68,6 +68,7 @@ class Workspace:
         self.refresh_s, self.fabric_refresh_s = refresh_s, fabric_refresh_s
         self.clock = clock
         self.lock = threading.Lock()  # requests, refreshes and reopening take it: never two at once
+        self._request = threading.local()  # this thread's request: its deadline, whether it holds the lock
         self.memory = None
         self.fabric = None  # the other domains, once built (None: not yet, or none to build)
         self.opened = 0  # how many times a Memory was opened: a reopen is visible
@@ -136,10 +137,14 @@ class Workspace:
     def held(self, deadline: float | None = None) -> Iterator["Workspace"]:
         """The workspace for one request, the lock held (no refresh or reopen under it), after a
         config check. ``deadline``: a ``time.monotonic()`` value; ``Busy`` when the lock is not
-        had by then. Used by a warm workspace, whose refresher keeps the files fresh."""
+        had by then (also when ``released`` cannot have it back by then). Used by a warm
+        workspace, whose refresher keeps the files fresh."""
         wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
         if not self.lock.acquire(timeout=wait):
             raise Busy("the workspace was busy past the request's deadline")
+        request = self._request
+        outer = (getattr(request, "deadline", None), getattr(request, "holding", False))
+        request.deadline, request.holding = deadline, True
         try:
             if self.memory is None:
                 self._open()
@@ -147,19 +152,35 @@ class Workspace:
                 self._reopen_if_config_changed()
             yield self
         finally:
-            self.lock.release()
+            holding = request.holding
+            request.deadline, request.holding = outer
+            if holding:  # not when released could not have it back: the lock is someone else's then
+                self.lock.release()
 
     @contextmanager
     def released(self) -> Iterator[None]:
         """Inside ``held``, while the request waits on something outside memlane (the judge's
-        answer): other requests and the refresher may have the workspace meanwhile. ``Busy`` when
-        it was reopened in the meantime (the request's Memory is closed: the client answers)."""
-        memory = self.memory
+        answer): other requests and the refresher may have the workspace meanwhile. Taken back
+        no later than the request's deadline: ``Busy`` when it cannot be (the refresher holds it
+        through a long refresh), when the deadline has passed, or when the workspace was
+        reopened in the meantime (the request's Memory is closed) — the request then answers
+        nothing and records nothing (the client answers the prompt itself)."""
+        request = self._request
+        if not getattr(request, "holding", False):
+            yield  # not inside held on this thread: nothing to let go of
+            return
+        memory, deadline = self.memory, request.deadline
+        request.holding = False
         self.lock.release()
         try:
             yield
         finally:
-            self.lock.acquire()  # held's own release follows; a refresh in between is short
+            wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
+            if not self.lock.acquire(timeout=wait):
+                raise Busy("the workspace was busy past the request's deadline when the judge had answered")
+            request.holding = True
+            if deadline is not None and time.monotonic() >= deadline:
+                raise Busy("the request's deadline passed while it waited for the judge")
             if self.memory is not memory:
                 raise Busy("the workspace was reopened while the request waited for the judge")
 
