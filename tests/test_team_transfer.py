@@ -142,4 +142,4 @@ def test_export_screens_what_claude_code_would_load(team, tmp_path):
     assert [q["name"] for q in report["quarantined"]] == ["feedback_override"]
     index = (tmp_path / "out" / "MEMORY.md").read_text()
     assert "feedback_override.md" not in index and "ghp_" not in index
-    assert (tmp_path / "out" / "feedback_override.md").exists()  # the note itself is exported as it is
+    assert not (tmp_path / "out" / "feedback_override.md").exists()  # nor its file: every text written is screened

@@ -39,6 +39,7 @@ def migrate_database(dsn: str) -> list[int]:
 
 def add_member(dsn: str, role: str, team: str, *, password: str | None = None, create: bool = True) -> None:
     """Give ``role`` (created as a LOGIN role when missing and ``create``) the team ``team``."""
+    import psycopg
     from psycopg import sql
 
     if not team or not role:
@@ -57,7 +58,12 @@ def add_member(dsn: str, role: str, team: str, *, password: str | None = None, c
                              .format(sql.Identifier(role)))
             if password is not None:
                 conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(role), sql.Literal(password)))
-            conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(GROUP_ROLE), sql.Identifier(role)))
+            try:
+                conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(GROUP_ROLE), sql.Identifier(role)))
+            except psycopg.errors.InsufficientPrivilege:
+                raise TeamStoreError(
+                    f"this role may not grant {GROUP_ROLE} (the group another database's migration made, or a "
+                    f"superuser): ask a superuser to run GRANT {GROUP_ROLE} TO <this role> WITH ADMIN OPTION") from None
             db = conn.execute("SELECT current_database()").fetchone()[0]
             conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(sql.Identifier(db), sql.Identifier(role)))
             conn.execute("INSERT INTO team_members (member, team) VALUES (%s, %s) ON CONFLICT DO NOTHING", (role, team))

@@ -33,6 +33,8 @@ _WRITTEN = ("rel", "text", "title", "index_hook", "index_section", "index_order"
             "recall", "paths", "importance", "supersedes", "superseded_by", "status", "private", "kind", "links",
             "content_hash")
 _SELECT = "SELECT " + ", ".join(_COLUMNS) + " FROM notes"
+#: the transaction lock a team's writers take to give their notes files of their own
+FILES_LOCK = 0x6D6C
 #: what a column is sent as in a bulk insert (the list fields go as JSON text; see _insert_new)
 _TYPES = {"index_order": "int", "importance": "real", "private": "boolean"}
 
@@ -212,6 +214,7 @@ class TeamNotes:
         storage = self.storage
         out: list = [None] * len(items)
         with storage.transaction():
+            self._own_files(items, prepared)
             fresh = [n for n, item in enumerate(items) if item.expected is None]
             inserted = self._insert_new([prepared[n] for n in fresh]) if fresh else {}
             for n, item in enumerate(items):
@@ -235,6 +238,43 @@ class TeamNotes:
                 storage.sync([unit_of(note, parsed) for note, parsed in written], strategy=self.chunking(),
                              max_chars=None, prune=False)
         return out
+
+    def _own_files(self, items: list["NoteWrite"], prepared: list[tuple[str, dict, Note]]) -> None:
+        """Give each note of the batch a file no other note of the team has (case-insensitively,
+        as on macOS): the one it asks for when that is free or already its own, else the one it
+        has, else ``<stem>-2.md``, ``-3`` …; so one note is one unit, one ``MEMORY.md`` line and
+        one exported file. Writers of a team take turns here (a transaction lock) and a unique
+        index holds it. ``content_hash`` stays that of the file asked for: an import of the same
+        folder again finds it unchanged."""
+        storage = self.storage
+        storage._one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (FILES_LOCK, self.team))
+        names = [name for name, _, _ in prepared]
+        wanted = [item.rel.lower() for item in items]
+        rows = storage._rows("SELECT name, rel FROM notes WHERE team = %s AND (name = ANY(%s) OR lower(rel) = ANY(%s))",
+                             (self.team, names, wanted))
+        holder = {rel.lower(): name for name, rel in rows}
+        current = {name: rel for name, rel in rows}
+
+        def free(rel: str, name: str) -> bool:
+            if rel.lower() in holder:
+                return holder[rel.lower()] == name
+            return storage._one("SELECT 1 FROM notes WHERE team = %s AND lower(rel) = %s",
+                                (self.team, rel.lower())) is None
+
+        for n, item in enumerate(items):
+            name, values, _ = prepared[n]
+            rel = item.rel
+            if not free(rel, name):
+                rel = current.get(name) or ""
+                if not rel or not free(rel, name):
+                    stem, dot, ext = item.rel.rpartition(".") if "." in item.rel else (item.rel, "", "")
+                    k = 2
+                    while not free(rel := f"{stem}-{k}{dot}{ext}", name):
+                        k += 1
+            holder[rel.lower()] = name
+            if rel != item.rel:
+                values["rel"] = rel
+                prepared[n] = (name, values, parse_text(item.text, rel))
 
     def _insert_new(self, prepared: list[tuple[str, dict, Note]]) -> dict[str, tuple]:
         """New notes in one statement; name -> the stored row, for those whose name was free."""

@@ -31,6 +31,9 @@ GROUP_ROLE = "memlane_team"
 #: HNSW indexes are built per vector dimension (a partial expression index each)
 HNSW_DIMS = (384, 768)
 MIGRATE_COMMAND = "memlane team migrate"
+#: the oldest PostgreSQL the schema runs on: the membership check asks pg_has_role(..., 'SET'),
+#: a privilege PostgreSQL has from 16 on (14 and 15 fail every member query)
+MIN_SERVER_VERSION = 160000
 
 #: every table holding a team's rows: all under the same row-level security policy
 TEAM_TABLES = ("notes", "note_versions", "units", "postings", "chunks", "embeddings", "edges", "missing_links",
@@ -329,6 +332,44 @@ def hnsw_index_sql(dim: int) -> str:
             f"((vec::vector({dim})) vector_cosine_ops) WITH (m = 16, ef_construction = 64) WHERE dim = {dim}")
 
 
+def _foreign_keys() -> str:
+    """Every index table's reference to ``units`` through ``(team, id)``, its key led by the team."""
+    refs = (("postings", "unit"), ("chunks", "unit"), ("edges", "src"), ("edges", "dst"),
+            ("missing_links", "src"), ("graph_nodes", "unit"), ("constellations", "unit"))
+    drops = "\n".join(f"ALTER TABLE {t} DROP CONSTRAINT {t}_{c}_fkey;" for t, c in refs)
+    adds = "\n".join(f"ALTER TABLE {t} ADD CONSTRAINT {t}_{c}_fkey FOREIGN KEY (team, {c})"
+                     f" REFERENCES units (team, id) ON DELETE CASCADE;" for t, c in refs)
+    return f"""
+ALTER TABLE units ADD CONSTRAINT units_team_id UNIQUE (team, id);
+{drops}
+{adds}
+ALTER TABLE chunks DROP CONSTRAINT chunks_pkey, ADD PRIMARY KEY (team, unit, seq);
+ALTER TABLE graph_nodes DROP CONSTRAINT graph_nodes_pkey, ADD PRIMARY KEY (team, unit);
+ALTER TABLE edges DROP CONSTRAINT edges_pkey, ADD PRIMARY KEY (team, src, dst, kind);
+"""
+
+
+# Migration 6. The history trigger runs as the function's owner (the database owner who
+# migrated), and FORCE binds the owner to the policy, whose teams it has none of: without a
+# policy of its own every member's write failed unless a superuser had migrated. The owner may
+# write the history (it owns the table: it could lift the policy anyway); a team role cannot
+# become it. Team keys: an index row's key leads with its team and it references its unit
+# through (team, id), so one team can neither squat the ids another needs nor learn which exist.
+# A note's file is unique in its team, case-insensitively (one unit, one export file per note):
+# files two notes shared already are renamed (name-<id>.md) first.
+_OWNER_AND_KEYS = r"""
+CREATE POLICY note_versions_history ON note_versions FOR INSERT
+    WITH CHECK (current_user = (SELECT pg_get_userbyid(relowner) FROM pg_class
+                                WHERE oid = 'public.note_versions'::regclass));
+""" + _foreign_keys() + r"""
+ALTER TABLE notes NO FORCE ROW LEVEL SECURITY;
+UPDATE notes n SET rel = regexp_replace(n.rel, '(\.md)?$', '-' || n.id || '.md')
+FROM (SELECT id, row_number() OVER (PARTITION BY team, lower(rel) ORDER BY id) AS k FROM notes) d
+WHERE n.id = d.id AND d.k > 1;
+ALTER TABLE notes FORCE ROW LEVEL SECURITY;
+CREATE UNIQUE INDEX notes_team_file ON notes (team, lower(rel));
+"""
+
 #: (version, name, script): append-only; an applied script is never edited (its checksum is kept)
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "teams and membership", _TEAMS),
@@ -336,6 +377,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (3, "the index of the storage seam", _INDEX),
     (4, "row-level security and grants", _security()),
     (5, "HNSW indexes", _hnsw()),
+    (6, "a non-superuser owner's history; team-led index keys; one file per note", _OWNER_AND_KEYS),
 )
 LATEST = MIGRATIONS[-1][0]
 
@@ -359,6 +401,7 @@ def migrate(conn, migrations=MIGRATIONS) -> list[int]:
 
     if not conn.autocommit:
         raise TeamStoreError("migrate needs an autocommit connection (one transaction per migration)")
+    require_server_version(conn)
     done: list[int] = []
     conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
     try:
@@ -394,11 +437,28 @@ def _refuse_foreign(have: dict[int, str], migrations) -> None:
                                  "edited after it was applied; restore it from a backup or ask its admin")
 
 
-def check_schema(conn) -> int:
-    """The database's schema version, when it is exactly this memlane's; otherwise a
-    ``TeamStoreError`` that says what to run."""
+def require_server_version(conn) -> int:
+    """The server's version number (``server_version_num``), or a ``TeamStoreError`` when it is
+    older than :data:`MIN_SERVER_VERSION` (no round trip: libpq knows it from the handshake)."""
     from ..errors import TeamStoreError
 
+    version = int(conn.info.server_version)
+    if version < MIN_SERVER_VERSION:
+        raise TeamStoreError(f"the team database runs PostgreSQL {_version_text(version)}; memlane's team store "
+                             f"needs PostgreSQL {_version_text(MIN_SERVER_VERSION)} or newer (with pgvector 0.8+)")
+    return version
+
+
+def _version_text(num: int) -> str:
+    return f"{num // 10000}.{num % 10000}" if num >= 100000 else f"{num // 10000}.{num // 100 % 100}"
+
+
+def check_schema(conn) -> int:
+    """The database's schema version, when it is exactly this memlane's; otherwise a
+    ``TeamStoreError`` that says what to run (or that the server is too old)."""
+    from ..errors import TeamStoreError
+
+    require_server_version(conn)
     have = applied(conn)
     if not have:
         raise TeamStoreError(f"the team database has no memlane schema yet: run `{MIGRATE_COMMAND}` (as the "
@@ -411,5 +471,6 @@ def check_schema(conn) -> int:
     return version
 
 
-__all__ = ["GROUP_ROLE", "HNSW_DIMS", "LATEST", "MIGRATE_COMMAND", "MIGRATIONS", "TEAM_TABLES", "applied",
+__all__ = ["GROUP_ROLE", "HNSW_DIMS", "LATEST", "MIGRATE_COMMAND", "MIGRATIONS", "MIN_SERVER_VERSION",
+           "require_server_version", "TEAM_TABLES", "applied",
            "check_schema", "hnsw_index_sql", "migrate"]

@@ -12,16 +12,22 @@ whichever stores a note first, the other finds it there, the same.
 **Export** writes every note of the team to a folder in the S1 layout — each file as it was
 imported or written, byte for byte — and a ``MEMORY.md`` with their lines in their sections and
 order, so import → export → import is lossless. ``MEMORY.md`` is what Claude Code loads into the
-agent's context unscreened, so it is an exit like a hook's injection: each line is cleaned
-(secrets redacted, controls stripped) and a note whose text reads as an attempt to steer the
-agent gets no line (reported as quarantined; its file is still exported). Export never replaces
-a file that holds something else: it refuses, before writing anything.
+agent's context unscreened, and the files are what the agent reads, so export is an exit like a
+hook's injection: every text it writes — each file, each line, each heading — is cleaned
+(secrets redacted, controls stripped; a heading, title or hook on one line), and a note whose
+text (file, name, title, hook or heading) reads as an attempt to steer the agent is left out,
+file and line (reported as quarantined). Each file is written under a plain name inside the
+folder: a note whose file is no such name (a folder part, ``..``, a leading dot, ``MEMORY.md`` in
+any case, a clash) is written as ``<its name>.md`` and reported as renamed, and a name that leads
+out of the folder through a link is refused. ``MEMORY.md`` is written always, and last. Export
+never replaces a file that holds something else: it refuses, before writing anything.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -110,38 +116,85 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
 
     folder = Path(folder).expanduser().resolve()
     every = notes.all()
-    files = {note.rel: note.text for note in every}
-    for rel in files:
-        if rel.startswith("/") or ".." in Path(rel).parts or rel == INDEX_FILE:
-            raise WriteError(f"the team note file {rel!r} would land outside {folder}; not exporting")
-    quarantined, lines = [], []
+    quarantined, renamed, lines = [], [], []
+    files: dict[str, str] = {}
+    taken = {INDEX_FILE.casefold()}
     for note in sorted(every, key=lambda n: (n.index_order is None, n.index_order or 0, n.id)):
-        if note.title is None:
-            continue
-        risk = unit_risk(note.name, os.path.basename(note.rel), note.title, note.index_hook, note.description, note.body)
-        if risk:
+        risk = unit_risk(note.name, os.path.basename(note.rel), note.title, note.index_hook, note.index_section,
+                         note.description, note.body, note.text)
+        if risk:  # neither its line nor its file: what reads as an instruction never reaches the agent
             quarantined.append({"name": note.name, "rel": note.rel, "why": risk})
             continue
-        lines.append((note.index_section or "", _index_line(clean(note.title), note.rel, clean(note.index_hook or ""))))
-    files[INDEX_FILE] = _memory_md(lines)
-    clashes = [rel for rel, text in files.items() if (folder / rel).exists() and _read(folder / rel) != text]
+        rel = _file_name(note, taken)
+        if rel != note.rel:
+            renamed.append({"name": note.name, "rel": note.rel, "as": rel})
+        taken.add(rel.casefold())
+        files[rel] = clean(note.text)
+        if note.title is not None:
+            lines.append((_one_line(note.index_section or ""),
+                          _index_line(_one_line(note.title), rel, _one_line(note.index_hook or ""))))
+    clashes = [rel for rel, text in [*files.items(), (INDEX_FILE, _memory_md(lines))]
+               if _exists(folder / rel) and _read(folder / rel) != text]
+    outside = [rel for rel in files if (folder / rel).is_symlink() or not _inside(folder / rel, folder)]
+    if outside:
+        raise WriteError(f"{folder}: these files lead outside it (a link), nothing was written: "
+                         f"{', '.join(sorted(outside)[:10])}")
     if clashes:
         raise WriteError(f"{folder} already holds other files of these names (nothing was written): "
                          f"{', '.join(sorted(clashes)[:10])}{' …' if len(clashes) > 10 else ''}")
     written = 0
-    for rel, text in files.items():
+    folder.mkdir(parents=True, exist_ok=True)
+    for rel, text in [*files.items(), (INDEX_FILE, _memory_md(lines))]:  # MEMORY.md always, and last
         target = folder / rel
-        if target.exists():
+        if _exists(target):
             continue  # the same already
-        target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, text)
         written += 1
     return {"folder": str(folder), "team": notes.team, "notes": len(every), "written": written,
-            "quarantined": quarantined, "unlisted": sum(1 for n in every if n.title is None)}
+            "quarantined": quarantined, "renamed": renamed, "unlisted": sum(1 for n in every if n.title is None)}
+
+
+_UNSAFE = re.compile(r"[^\w.\-]+")
+
+
+def _file_name(note, taken: set[str]) -> str:
+    """The note's file as a plain name in the folder: its own when that is one (no folder part,
+    no leading dot, no control character, not ``MEMORY.md`` in any case, not taken), else one
+    made from its name, with ``-2``, ``-3`` … on a clash."""
+    rel = note.rel
+    plain = (rel and rel == os.path.basename(rel) and "/" not in rel and "\\" not in rel and not rel.startswith(".")
+             and rel.isprintable() and rel.casefold() != INDEX_FILE.casefold() and rel.casefold() not in taken
+             and len(rel.encode("utf-8")) <= 200)
+    if plain:
+        return rel
+    stem = _UNSAFE.sub("_", note.name).strip("._")[:100] or f"note_{note.id}"
+    if stem.casefold() == "memory":
+        stem = f"{stem}_note"
+    candidate, k = f"{stem}.md", 2
+    while candidate.casefold() in taken:
+        candidate, k = f"{stem}-{k}.md", k + 1
+    return candidate
+
+
+def _one_line(text: str) -> str:
+    from ..guards.exits import clean
+
+    return " ".join(clean(text).split())
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().parent == folder
+    except OSError:
+        return False
 
 
 def _index_line(title: str, rel: str, hook: str) -> str:
-    title = title.replace("]", ")").replace("\n", " ")
+    title = title.replace("]", ")")
     return f"- [{title}]({rel})" + (f" — {hook}" if hook else "")
 
 

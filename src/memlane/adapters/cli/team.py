@@ -184,8 +184,10 @@ def cmd_export(args) -> int:
     finally:
         team.close()
     lines = [f"team {report['team']} -> {report['folder']}: {report['notes']} notes, {report['written']} files written"]
-    lines += [f"no MEMORY.md line for {q['name']}: it reads as an instruction to the agent ({q['why']})"
-              for q in report["quarantined"]]
+    lines += [f"left out {q['name']} (no file, no MEMORY.md line): it reads as an instruction to the agent "
+              f"({q['why']})" for q in report["quarantined"]]
+    lines += [f"wrote {r['name']} as {r['as']}: its file {r['rel']!r} is not a plain name free in the folder"
+              for r in report.get("renamed", [])]
     emit(args, report, "\n".join(lines))
     return 0
 
