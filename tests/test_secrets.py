@@ -310,3 +310,20 @@ def test_no_redaction_on_real_notes():
     flagged = {f.name: [(s.family, s.line) for s in find_secrets(f.read_text(encoding="utf-8", errors="replace"))]
                for f in files}
     assert {name: hits for name, hits in flagged.items() if hits} == {}
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("PGPASSWORD=correcthorsebattery psql -h db", "correcthorsebattery"),  # a lower-case passphrase
+    ("export PGPASSWORD=hunter", "hunter"), ("PGPASSWD=abcdef", "abcdef"), ("MYSQL_ROOT_PASSWORD=1234", "1234"),
+    ('PGPASSWORD="correct horse battery" psql', "correct horse battery"),
+    ("PGPASSWORD='correct horse' pg_dump app", "correct horse"), ("GPG_PASSPHRASE=opensesame", "opensesame"),
+])
+def test_a_password_variable_redacts_whatever_value_it_is_given(text, secret):
+    assert redact(text) == text.replace(secret, REDACTED)
+    assert [f.family for f in find_secrets(text)] == ["password or secret"]
+
+
+@pytest.mark.parametrize("text", ["PGPASSWORD=$PGPASSWORD psql", "MIN_PASSWORD_LENGTH=12", "PGPASSWORD=${{ secrets.PG }}",
+                                  "PASSWORD=password", "PGPASSWORD=<your password>", "PGPASSWORD== x"])
+def test_a_password_variable_with_a_placeholder_is_left_alone(text):
+    assert find_secrets(text) == [] and redact(text) == text

@@ -201,6 +201,10 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("password in command line", ("curl",),
      r"(?i)\bcurl\b[^\n]*?\s(?:-u|--user)[ \t=]+[\"']?[^\s:\"']*:([^\s\"']+)", 1, _given),
     # --- assignments: the name stays, the value goes --------------------------------------
+    # a shell-style NAME ending in PASSWORD/PASSWD/PASSPHRASE (PGPASSWORD, MYSQL_ROOT_PASSWORD):
+    # whatever value follows is a password, a lower-case word or a short number too
+    ("password or secret", ("PASS",),
+     rf"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE)=(?!=){_ENV_VALUE}", 1, _given),
     ("password or secret", ("pass", "secret", "pwd", "credential"),
      rf"(?:(?<![A-Za-z0-9])(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|CREDENTIALS?)|(?<=_)(?:PWD|PASS|PW))=(?!=){_ENV_VALUE}",
      1, _env),
