@@ -158,3 +158,26 @@ def test_eval_gives_the_same_figures_on_postgres(capsys, pg_server, shared_dir):
     lite = json.loads(out)["overall"]
     code, out, _ = run(capsys, *argv, "--postgres", pg_server.dsn)
     assert code == 0 and json.loads(out)["overall"] == lite
+
+
+def test_an_admin_command_never_acts_on_a_team_only_the_repository_names(capsys, pg_server, sealed_env, tmp_path,
+                                                                         monkeypatch):
+    from memlane.team.connect import connect
+
+    repo = tmp_path / "cloned"
+    (repo / ".git").mkdir(parents=True)
+    team = fresh_name("repo_team")
+    (repo / ".memlane.toml").write_text(f'[team]\nname = "{team}"\n', encoding="utf-8")
+    monkeypatch.chdir(repo)
+    role = fresh_name("bob")
+    code, out, err = run(capsys, "team", "add-member", role, "--dsn", pg_server.dsn)
+    assert code != 0 and "named only by the repository's config" in err and f"--team {team}" in err
+    with connect(pg_server.dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM team_members WHERE member = %s", (role,)).fetchone() == (0,)
+    code, out, err = run(capsys, "team", "add-member", role, "--dsn", pg_server.dsn, "--team", team)
+    assert code == 0 and f"{role} is a member of the team {team}" in out
+    user = sealed_env / "config" / "memlane" / "config.toml"  # the user's own config names it: that is theirs
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(f'[team]\nname = "{team}"\n', encoding="utf-8")
+    code, out, err = run(capsys, "team", "add-member", fresh_name("carol"), "--dsn", pg_server.dsn)
+    assert code == 0, err

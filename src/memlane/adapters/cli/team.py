@@ -228,9 +228,7 @@ def cmd_add_member(args) -> int:
     from ...team.admin import add_member
 
     dsn = args.dsn or _scope_dsn()
-    team = args.team or _config().team.name
-    if not team:
-        raise UsageError("which team? pass --team NAME")
+    team = args.team or _own_team()
     password = sys.stdin.readline().rstrip("\n") if args.password_stdin else None
     add_member(dsn, args.role, team, password=password)
     emit(args, {"role": args.role, "team": team}, f"{args.role} is a member of the team {team}")
@@ -242,6 +240,23 @@ def _config():
     from ...store import git_root
 
     return load_config(git_root(Path.cwd()))
+
+
+def _own_team() -> str:
+    """The team an administrative command acts on without ``--team``: the user's own config's,
+    never one only a repository's ``.memlane.toml`` names (a cloned repository must not pick
+    whom a grant is for)."""
+    from ...config import load_config
+
+    own = load_config(None).team.name
+    if own:
+        return own
+    config = _config()
+    if config.team.name:
+        raise UsageError(f"the team {config.team.name!r} is named only by the repository's config "
+                         f"({config.repository_file}); an administrative command acts only on a team you name: "
+                         f"pass --team {config.team.name}")
+    raise UsageError("which team? pass --team NAME")
 
 
 def _scope_dsn() -> str:
