@@ -54,7 +54,9 @@ def conninfo(dsn: str, *, connect_timeout: int = CONNECT_TIMEOUT_S, **extra: Any
     try:
         given = conninfo_to_dict(dsn)
     except Exception as exc:  # noqa: BLE001 - psycopg.ProgrammingError: a malformed DSN
-        raise TeamStoreError(f"the team DSN cannot be read: {exc}") from None
+        # never libpq's words: they quote the DSN around the fault, a password's words included
+        raise TeamStoreError("the team DSN cannot be read: check that it is a postgresql:// URL or key=value pairs, "
+                             "with a value that holds spaces in single quotes") from None
     wanted = {"connect_timeout": max(CONNECT_TIMEOUT_S, int(connect_timeout)), "application_name": "memlane",
               **extra}
     return make_conninfo(dsn, **{k: v for k, v in wanted.items() if k not in given})
@@ -169,7 +171,7 @@ def probe(dsn: str, *, connect_timeout: int = CONNECT_TIMEOUT_S) -> str | None:
 def explain(exc: BaseException, dsn: str | None = None) -> str:
     """A database error as what happened and what to do (never the password)."""
     where = display_dsn(dsn) if dsn else "the team store"
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = _scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, dsn)
     low = text.lower()
     name = type(exc).__name__
     if "password authentication failed" in low or "no password supplied" in low:
@@ -194,6 +196,30 @@ def explain(exc: BaseException, dsn: str | None = None) -> str:
     if name in ("AdminShutdown", "OperationalError") or "terminating connection" in low:
         return f"{where} closed the connection ({text}): the server restarted or went down"
     return f"{where}: {name}: {text}"
+
+
+def _scrub(text: str, dsn: str | None) -> str:
+    """A driver's message without DSN text: what it quotes of a connection string (where a
+    password's words may stand) and anything of the DSN's password."""
+    import re
+
+    if "connection info string" in text or "invalid connection option" in text or "invalid URI" in text \
+            or "conninfo" in text.lower():
+        return "the DSN cannot be read (malformed)"
+    if dsn:
+        try:
+            from psycopg.conninfo import conninfo_to_dict
+
+            secret = conninfo_to_dict(dsn).get("password") or ""
+        except Exception:  # noqa: BLE001 - a malformed DSN: drop every quoted fragment of it
+            secret = ""
+            text = re.sub(r'"[^"]*"', lambda m: '"…"' if m.group(0)[1:-1] and m.group(0)[1:-1] in dsn else m.group(0),
+                          text)
+        if secret:
+            text = text.replace(secret, "…")
+    from ..guards.exits import clean
+
+    return clean(text)
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -151,12 +151,21 @@ class VersionConflict(WriteError):
             now = f"it is now version {theirs.version}, by {theirs.updated_by} at {when}"
         wanted = "a new note" if expected is None else f"version {expected}"
         super().__init__(f"the team note {name!r} changed since you read it (you wrote against {wanted}; {now}); "
-                         "nothing was written. Theirs:\n" + (theirs.text if theirs else "(none)") +
-                         "\nYours:\n" + ours.get("text", ""))
+                         "nothing was written. Theirs:\n" + (_shown(theirs.text) if theirs else "(none)") +
+                         "\nYours:\n" + _shown(ours.get("text", "")))
 
     def as_dict(self) -> dict:
         return {"conflict": self.name, "expected": self.expected, "ours": self.ours,
                 "theirs": self.theirs.as_dict() if self.theirs else None, "base": self.base}
+
+
+def _shown(text: str) -> str:
+    """A note's text as a message may carry it (to a log, the CLI, an agent through MCP): cleaned,
+    or withheld when it reads as an instruction to the agent (another member wrote it)."""
+    from ..guards.exits import clean, unit_risk
+
+    risk = unit_risk(text)
+    return "(withheld: it reads as an instruction to the agent)" if risk else clean(text)
 
 
 class TeamNotes:
