@@ -165,6 +165,8 @@ def itemised(store: Path, index: Path, prompts: list[str], real, work: Path) -> 
     daemon.wait(timeout=60)
     with Memory([store], embedder=real, index_path=index) as memory:
         memory.refresh()
+        memory.trust_index()  # as the daemon holds it: its own throttle looks at the files, off the request
+        memory.auto_lifecycle = False
         config = memory.config
         embed, search, associate, select, render = [], [], [], [], []
         for n, prompt in enumerate(prompts):

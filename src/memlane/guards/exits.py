@@ -25,7 +25,21 @@ def unit_risk(*fields: str | None) -> str | None:
     reach the agent together — its name, file name, title, index hook, description, body — so
     an override split across fields (a title and its hook) is read as one text. A resident
     process screens the same notes prompt after prompt: the verdicts are remembered."""
-    return _risk("\n".join(f for f in fields if f))
+    return _risk(unit_text(*fields))
+
+
+def unit_text(*fields: str | None) -> str:
+    """The one text ``unit_risk`` screens for these fields."""
+    return "\n".join(f for f in fields if f)
+
+
+def unit_risks(units: list[tuple[str | None, ...]], verdicts=None) -> list[str | None]:
+    """``unit_risk`` of each unit's fields, the verdicts kept between processes by ``verdicts``
+    (``guards/verdicts.py``) when given."""
+    texts = [unit_text(*fields) for fields in units]
+    if verdicts is None:
+        return [_risk(t) for t in texts]
+    return verdicts.risks(texts, _risk)
 
 
 @lru_cache(maxsize=2048)

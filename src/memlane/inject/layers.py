@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import Bracket, InjectConfig
-from ..guards.exits import unit_risk
+from ..guards.exits import unit_risks
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..retrieve.recalled import Recalled
@@ -78,7 +78,7 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
     parts = []
     for layer, title, budget in ((1, "About you:", config.identity_tokens),
                                  (2, "This project:", config.project_tokens)):
-        found, risky = _screen(briefing(memory, layer=layer, refresh=layer == 1), _root(memory))
+        found, risky = _screen(briefing(memory, layer=layer, refresh=layer == 1), _root(memory), memory)
         report.setdefault("quarantined", []).extend(risky)
         folder = common_folder(found)
         if folder:  # the folder once, the file names on the lines
@@ -159,7 +159,7 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
             others += found
             report["layers"]["L4"]["domains"] = [f"{h.domain}: {h.address}" for h in found]
         layer = "L4" if deep or others else layer
-    items, risky = _screen(results, _root(memory))
+    items, risky = _screen(results, _root(memory), memory)
     more, risky_more = _screen(others, None)
     items, risky = items + more, risky + risky_more
     report["quarantined"] = risky
@@ -209,7 +209,7 @@ def _menu(memory: Memory, query: str, items: list[Recalled], state: SessionState
     only if one applies."""
     config = memory.config.inject
     found = memory.further_candidates(query, after=items, n=config.menu_lines, session=session_id or None)
-    found, _risky = _screen(found, _root(memory))
+    found, _risky = _screen(found, _root(memory), memory)
     return [r for r in found if state.wants(r.key, content_hash(r), "index", refresh_s=refresh_s)]
 
 
@@ -235,12 +235,14 @@ def _root(memory: Memory) -> str:
     return str(memory.repo or memory.cwd)
 
 
-def _screen(items: list[Recalled], root: str | None) -> tuple[list[Recalled], list[dict]]:
+def _screen(items: list[Recalled], root: str | None, memory: Memory | None = None) -> tuple[list[Recalled], list[dict]]:
     """Units that read as an attempt to steer the agent are kept out (and reported); the rest
-    learn what they name that the working tree (``root``) no longer has."""
+    learn what they name that the working tree (``root``) no longer has. With ``memory``, the
+    verdicts are kept beside its index for the next process (``guards/verdicts.py``)."""
     kept, risky = [], []
-    for item in items:
-        reason = unit_risk(item.name, os.path.basename(item.path), item.title, item.hook, item.description, item.body)
+    fields = [(i.name, os.path.basename(i.path), i.title, i.hook, i.description, i.body) for i in items]
+    verdicts = None if memory is None else _verdicts(memory)
+    for item, reason in zip(items, unit_risks(fields, verdicts)):
         if reason:
             risky.append({"name": item.name, "path": item.path, "why": reason})
             continue
@@ -248,6 +250,13 @@ def _screen(items: list[Recalled], root: str | None) -> tuple[list[Recalled], li
             item = item.with_(stale=tuple(stale_marks(f"{item.description}\n{item.body}", root)))
         kept.append(item)
     return kept, risky
+
+
+def _verdicts(memory: Memory):
+    from ..guards.verdicts import Verdicts
+
+    path = str(memory.index_path)
+    return Verdicts(None if path == ":memory:" else f"{path}.screened")
 
 
 def _query(prompt: str, turns: list[str], context_turns: int) -> str:

@@ -1,0 +1,92 @@
+"""The injection guard's verdicts kept between processes, beside the index: a hook answered in a
+fresh process (no daemon yet) would otherwise compile the guard's rules and read every note it
+injects again, prompt after prompt (~50-100 ms). A verdict is keyed by the SHA-256 of exactly the
+text screened and of the rules that screened it, so an edited note or a changed rule set is
+screened afresh; the file is the user's, as the index is. Any failure to read or write it only
+means screening again: it never decides anything itself."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+from functools import cache
+from typing import Callable
+
+log = logging.getLogger(__name__)
+
+#: verdicts kept per file; past it the oldest half goes
+MAX_ROWS = 20_000
+
+
+@cache
+def rules_version() -> str:
+    """A digest of the guard's code — its rules and the readings it screens (a changed guard
+    screens everything again). Read as bytes: nothing is compiled."""
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in ("injection.py", "sanitize.py", "exits.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def key_of(text: str) -> str:
+    return hashlib.sha256(f"{rules_version()}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Verdicts:
+    """``risks(texts, screen)``: each text's verdict (a reason, or None), from the file when it
+    holds one, else from ``screen`` (then kept)."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+
+    def risks(self, texts: list[str], screen: Callable[[str], str | None]) -> list[str | None]:
+        keys = [key_of(t) for t in texts]
+        known = self._read(keys)
+        fresh = {}
+        out = []
+        for key, text in zip(keys, texts):
+            if key in known:
+                out.append(known[key] or None)
+            else:
+                verdict = screen(text)
+                fresh[key] = verdict or ""
+                out.append(verdict)
+        if fresh:
+            self._write(fresh)
+        return out
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if not self.path or self.path == ":memory:":
+            return None
+        conn = sqlite3.connect(self.path, timeout=0.05, isolation_level=None)
+        conn.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, verdict TEXT NOT NULL)")
+        return conn
+
+    def _read(self, keys: list[str]) -> dict[str, str]:
+        try:
+            conn = self._connect()
+            if conn is None:
+                return {}
+            with conn:
+                marks = ",".join("?" * len(keys))
+                return dict(conn.execute(f"SELECT key, verdict FROM verdicts WHERE key IN ({marks})", keys))
+        except (sqlite3.Error, OSError) as exc:
+            log.debug("screening verdicts not read (%s): screening again", exc)
+            return {}
+
+    def _write(self, fresh: dict[str, str]) -> None:
+        try:
+            conn = self._connect()
+            if conn is None:
+                return
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)", fresh.items())
+                if conn.execute("SELECT count(*) FROM verdicts").fetchone()[0] > MAX_ROWS:
+                    conn.execute("DELETE FROM verdicts WHERE rowid IN (SELECT rowid FROM verdicts ORDER BY rowid"
+                                 " LIMIT ?)", (MAX_ROWS // 2,))
+        except (sqlite3.Error, OSError) as exc:
+            log.debug("screening verdicts not kept (%s)", exc)
