@@ -181,3 +181,34 @@ def test_an_admin_command_never_acts_on_a_team_only_the_repository_names(capsys,
     user.write_text(f'[team]\nname = "{team}"\n', encoding="utf-8")
     code, out, err = run(capsys, "team", "add-member", fresh_name("carol"), "--dsn", pg_server.dsn)
     assert code == 0, err
+
+
+def test_mcp_tools_act_on_the_team_note_a_name_means(configured, sealed_env, tmp_path):
+    from memlane.adapters.mcp_server import Engine
+    from memlane.errors import ToolError
+
+    user = tmp_path / "user_store"
+    user.mkdir()
+    (user / "deploy_window.md").write_text("---\nname: deploy_window\ndescription: my own deploy notes\n---\n"
+                                           "Mine.\n", encoding="utf-8")
+    (user / "local_a.md").write_text("---\nname: local_a\ndescription: a local note\n---\nSee [[local_b]].\n")
+    (user / "local_b.md").write_text("---\nname: local_b\ndescription: another local note\n---\nSee [[local_a]].\n")
+    config = sealed_env / "config" / "memlane" / "config.toml"
+    config.write_text(config.read_text() + f"\n[stores]\nuser_store = {json.dumps(str(user))}\nclaude_code = false\n")
+    team_folder = tmp_path / "team_folder"
+    team_folder.mkdir()
+    (team_folder / "deploy_window.md").write_text("---\nname: deploy_window\ndescription: the Tuesday window\n---\n"
+                                                  "Tuesday 10-12; see [[deploy_rollback]].\n", encoding="utf-8")
+    (team_folder / "deploy_rollback.md").write_text("---\nname: deploy_rollback\ndescription: rolling back\n---\n"
+                                                    "make rollback.\n", encoding="utf-8")
+    assert main(["team", "import", str(team_folder), "--embedder", "none"]) == 0
+    engine = Engine(None, "fake", str(tmp_path / "i.sqlite"), str(tmp_path))
+    try:
+        text = engine.resource("team", "deploy_window")  # the team note shadows the user's of its name
+        assert "Tuesday 10-12" in text and "Mine." not in text
+        related = engine.related("deploy_window")
+        assert [n["id"] for n in related["neighbours"]] == ["deploy_rollback"]
+        with pytest.raises(ToolError, match="team note"):
+            engine.set_state("deploy_window", "archived")
+    finally:
+        engine.workspace.close()

@@ -148,10 +148,11 @@ class Engine:
         memory = self.memory
         memory.refresh()
         row = self._row(note_id)
-        index = memory.index
+        team = row["scope"] == "team"  # a team note's id and links are the team store's, not the local index's
+        index = memory.team.storage if team else memory.index
         links = index.neighbours_of([row["id"]]).get(row["id"], [])
         rows = index.units_by_id([other for other, _, _ in links])
-        private = index.private_units()
+        private = set() if team else index.private_units()
         fan = max(1, len(links))
         from ..associate.spread import EDGE_WEIGHTS
 
@@ -166,7 +167,7 @@ class Engine:
                         "activation": round(decay * weight / fan ** memory.config.associate.fan, 4)})
         out.sort(key=lambda n: -n["activation"])
         return {"id": row["name"], "path": row["path"], "neighbours": out,
-                "constellation": _constellation(memory, row["id"], private),
+                "constellation": _constellation(index, row["id"], private),
                 "note": "activation: the share of this note's activation each neighbour receives in one hop "
                         "(decay x link weight / fan)"}
 
@@ -194,6 +195,9 @@ class Engine:
         from ..store.write import WriteError
 
         row = self._row(note_id)
+        if row["scope"] == "team":
+            raise ToolError(f"{row['name']!r} is a team note: its state is the team's (its shared lifecycle), "
+                            "not set from here")
         try:
             return self.memory.archive(row["name"], include_private=False) if state == "archived" else \
                 self.memory.restore(row["name"], include_private=False)
@@ -213,12 +217,18 @@ class Engine:
         memory = self.memory
         memory.refresh()
         name = _safe_name(note_id)
+        from ..store.links import link_key
+        from ..store.scopes import scope_rank
+
         found = [r for r in memory.index.find(name) if not r["meta"].get("private")]
-        if not found and memory.team is not None:
-            found = memory.team.find(name)
+        if memory.team is not None:  # narrower wins, as in show(): a team note shadows a user note of its name
+            project = {link_key(r["name"]) for r in found if r["scope"] not in ("user", "team")}
+            team = [r for r in memory.team.find(name) if link_key(r["name"]) not in project]
+            shadowed = {link_key(r["name"]) for r in team}
+            found = [r for r in found if not (r["scope"] == "user" and link_key(r["name"]) in shadowed)] + team
         if not found:
             raise ToolError(f"no note with id {note_id!r}; ids come from recall")
-        return found[0]
+        return max(found, key=lambda r: scope_rank(r["scope"]))
 
 
 def _depth(depth: str) -> Depth:
@@ -341,10 +351,10 @@ def _fit(answer: dict, full: list[dict] | None) -> dict:
     return answer
 
 
-def _constellation(memory: Memory, unit: int, private) -> list[str]:
-    for group in memory.index.constellation_groups():
+def _constellation(index, unit: int, private) -> list[str]:
+    for group in index.constellation_groups():
         if unit in group:
-            rows = memory.index.units_by_id([u for u in group if u != unit and u not in private])
+            rows = index.units_by_id([u for u in group if u != unit and u not in private])
             return [rows[u]["name"] for u in group if u in rows]
     return []
 
