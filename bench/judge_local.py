@@ -140,7 +140,9 @@ def run(args) -> dict:
         judges = {f"judge {t:g} s": Judge(JudgeConfig(url=url, model="local", timeout_s=t)) for t in timeouts}
         for n, prompt in enumerate(prompts):
             index = work / f"{prompt['repo'].replace('/', '_')}.sqlite"
-            with Memory([folders[prompt["repo"]]], config=Config(), index_path=index, embedder=embedder) as memory:
+            config = Config()
+            config.judge = JudgeConfig(url=url, model="local")  # configured: the hook path asks the active judge
+            with Memory([folders[prompt["repo"]]], config=config, index_path=index, embedder=embedder) as memory:
                 payload = {"session_id": f"bench-{n}", "prompt": prompt["prompt"], "transcript_path": None}
                 plain = user_prompt(memory, payload, dry_run=True)
                 rows["ranking"].append((prompt, score(prompt, delivered(plain.report))))

@@ -82,6 +82,7 @@ class ChatServer:
         self.requests: list[dict] = []
         self.answer = lambda request: json.dumps({"chosen": []})
         self.slow = False
+        self.refuse_json_schema = False  # as llama-cpp-python's server: only "text" or "json_object"
         self.during = None  # called while a request is being answered
         self.done = threading.Event()
         server = self
@@ -94,6 +95,13 @@ class ChatServer:
                     server.during()
                 if server.slow:
                     server.done.wait(SLOW_S)
+                if server.refuse_json_schema and (body.get("response_format") or {}).get("type") == "json_schema":
+                    error = json.dumps({"error": {"message": "Input should be 'text' or 'json_object'"}}).encode()
+                    self.send_response(500)
+                    self.send_header("Content-Length", str(len(error)))
+                    self.end_headers()
+                    self.wfile.write(error)
+                    return
                 content = server.answer(body)
                 data = json.dumps({"id": "x", "object": "chat.completion", "choices": [
                     {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
@@ -748,3 +756,14 @@ def test_released_takes_the_workspace_back_only_before_the_deadline(tmp_path):
             assert workspace.lock.locked()
     finally:
         workspace.close()
+
+
+def test_a_server_that_takes_only_json_object_is_asked_again_in_that_form(store, tmp_path, chat):
+    chat.refuse_json_schema = True
+    chat.answer = choose(0)
+    with open_memory(store, tmp_path, judged_config(url=chat.url, model="tiny", timeout_s=10)) as memory:
+        judged = user_prompt(memory, payload(), dry_run=True)
+    assert [r["body"]["response_format"]["type"] for r in chat.requests] == ["json_schema", "json_object"]
+    assert chat.requests[1]["body"]["response_format"]["schema"] == \
+        chat.requests[0]["body"]["response_format"]["json_schema"]["schema"]
+    assert judged.report["layers"]["L3"]["judge"]["outcome"] == "chosen"

@@ -46,7 +46,24 @@ def chat_body(model: str, system: str, user: str, schema: dict | None) -> dict:
 
 def ask_chat(url: str, body: dict, deadline: float, *, api_key: str = "") -> str:
     """The assistant message's content, or ``TimeoutError`` at ``deadline`` (a
-    ``time.monotonic()`` value), or ``JudgeFailed``."""
+    ``time.monotonic()`` value), or ``JudgeFailed``. A server that refuses the ``json_schema``
+    response format (llama-cpp-python's own server takes ``json_object`` with a ``schema``) is
+    asked once more in that form, within the same deadline."""
+    try:
+        return _ask(url, body, deadline, api_key)
+    except JudgeFailed as exc:
+        fmt = body.get("response_format") or {}
+        if fmt.get("type") != "json_schema" or _status_of(exc) not in (400, 422, 500):
+            raise  # a refused request body reads as one of these; anything else is no format question
+        retry = {**body, "response_format": {"type": "json_object", "schema": fmt["json_schema"]["schema"]}}
+        return _ask(url, retry, deadline, api_key)
+
+
+def _status_of(exc: JudgeFailed) -> int:
+    return getattr(exc, "status", 0)
+
+
+def _ask(url: str, body: dict, deadline: float, api_key: str) -> str:
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise TimeoutError("no time left")
@@ -112,7 +129,9 @@ class _Exchange:
 def _content(status: int, data: bytes) -> str:
     text = data.decode("utf-8", "replace")
     if status != 200:
-        raise JudgeFailed(f"the endpoint answered HTTP {status}: {shorten(text, 200)}")
+        failed = JudgeFailed(f"the endpoint answered HTTP {status}: {shorten(text, 200)}")
+        failed.status = status
+        raise failed
     try:
         message = json.loads(text)["choices"][0]["message"]
         content = message.get("content")
