@@ -32,9 +32,10 @@ def planned_depth(position: int, bracket: Bracket, moderate_full: int) -> str:
     return "index"
 
 
-def full_block(item: Recalled) -> str:
+def full_block(item: Recalled, folder: str | None = None) -> str:
+    """A note in full; its file named within ``folder`` when the header names that folder once."""
     kind = ", ".join(part for part in (item.type or "note", item.scope) if part)
-    lines = [f"### {item.title} ({kind}) — {_where(item)}"]
+    lines = [f"### {item.title} ({kind}) — {_where(item, folder)}"]
     if item.description:
         lines.append(item.description)
     if item.body.strip():
@@ -118,7 +119,7 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
     used_tokens = estimate_tokens(header)
     for item, depth in items:
         if depth == "full":
-            block = full_block(item)
+            block = full_block(item, folder)
             cost = len(block) + 2
             if (used_chars + cost + tail_room <= max_chars
                     and used_tokens + estimate_tokens(block) <= budget_tokens):
