@@ -93,6 +93,34 @@ def test_the_team_joins_recall_and_the_narrower_scope_wins(scopes, team, tmp_pat
         assert [s["scope"] for s in shown] == ["team"]
 
 
+def test_the_team_half_runs_while_the_local_scopes_rank(scopes, team, tmp_path, monkeypatch):
+    """The team's query is under way before the local ranking ends: the local ranking here waits
+    for the team's to have started (it would wait in vain if the team's began after it)."""
+    import threading
+
+    from memlane.memory import Memory
+    from memlane.team.scope import TeamScope
+
+    started = threading.Event()
+    real_recall, real_run = TeamScope._recall, Memory._run
+
+    def team_recall(self, *args, **kwargs):
+        started.set()
+        return real_recall(self, *args, **kwargs)
+
+    overlapped = []
+
+    def local_run(self, *args, **kwargs):
+        overlapped.append(started.wait(10))
+        return real_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(TeamScope, "_recall", team_recall)
+    monkeypatch.setattr(Memory, "_run", local_run)
+    with open_memory(scopes, tmp_path, *team) as mem:
+        found = mem.recall("which editor settings for config files", k=5)
+    assert overlapped == [True] and ("shared_editor", "team") in [(r.name, r.scope) for r in found]
+
+
 def test_one_shared_hit_log_feeds_the_team_s_lifecycle(scopes, team, tmp_path, pg_server):
     dsn, name = team
     other = pg_server.member(name)  # a teammate on another machine

@@ -300,6 +300,10 @@ class Memory:
             self.refresh()
         if self.auto_lifecycle:
             self.maintain_lifecycle(team=False)  # the team's is folded by its refresh, off a hook's path
+        begun = None
+        if self.team is not None:  # the team's half runs on its worker while the local scopes rank
+            begun = self.team.begin(self, prompt, plan, depth=depth, explain=explain,
+                                    include_private=include_private, exclude=exclude)
         try:
             outcome = self._run(prompt, plan, include_private, exclude)
         except sqlite3.DatabaseError as exc:
@@ -316,7 +320,7 @@ class Memory:
         results = recalled_units(self.index, prompt, hits, depth=depth, explain=explain)
         if self.team is not None:  # the team scope joins, narrower wins (team/scope.py)
             results, hits = self.team.join(self, prompt, plan, results, hits, depth=depth, explain=explain,
-                                           include_private=include_private, exclude=exclude)
+                                           include_private=include_private, exclude=exclude, begun=begun)
         if record:
             local = [(r, h) for r, h in zip(results, hits) if r.scope != "team"]
             log_recall(self.hit_log, prompt, [r for r, _ in local], [h for _, h in local], session=session,

@@ -155,6 +155,11 @@ class TeamScope:
     def within(self, fn, what: str, timeout: float | None = None):
         """``fn()`` in a worker thread, given ``timeout`` (default ``team.timeout_ms``); None when
         it failed or ran late (then logged, and the store left alone for ``retry_s``)."""
+        return self._finish(self._start(fn, what, timeout), what)
+
+    def _start(self, fn, what: str, timeout: float | None = None):
+        """``fn()`` started on a worker thread: (worker, its result box, its deadline, the
+        timeout), or None when the store is left alone for now."""
         why = self.down()
         if why is not None:
             log.info("team store skipped for this %s: %s", what, why)
@@ -170,7 +175,14 @@ class TeamScope:
         timeout = self.timeout_s if timeout is None else timeout
         worker = threading.Thread(target=run, name=f"memlane-team-{what}", daemon=True)
         worker.start()
-        worker.join(timeout)
+        return worker, box, time.monotonic() + timeout, timeout
+
+    def _finish(self, started, what: str):
+        """What a ``_start``ed call answered by its deadline; None when it failed or ran late."""
+        if started is None:
+            return None
+        worker, box, deadline, timeout = started
+        worker.join(max(0.0, deadline - time.monotonic()))
         if worker.is_alive():
             self._trip(f"no answer within {timeout * 1000:.0f} ms")
             log.warning("team store: no %s answer within %.0f ms; the local scopes answered alone", what,
@@ -183,12 +195,12 @@ class TeamScope:
         return box["value"]
 
     # -- recall -----------------------------------------------------------------------
-    def join(self, memory, prompt: str, plan, results: list, hits: list, *, depth, explain: bool,
-             include_private: bool, exclude=()) -> tuple[list, list]:
-        """The local ``results`` (with their ``hits``) joined with the team's, narrower wins."""
+    def begin(self, memory, prompt: str, plan, *, depth, explain: bool, include_private: bool, exclude=()):
+        """Start the team's half of a recall on its worker, to run while the local scopes rank: it
+        reads the local index only for the names and keywords that shadow team notes (here, in
+        the caller's thread), never the local results. ``join`` takes it up."""
         from ..config import Fusion
 
-        k = plan.k if plan.k is not None else self.config.retrieve.k
         local = memory.index
         project = {link_key(n) for n in local.names_of(local.unit_ids(exclude_scopes=("user",))).values()}
         terms = set(query_terms(prompt))
@@ -197,9 +209,21 @@ class TeamScope:
         embedder = memory.embedder
         qvec = None
         if embedder is not None and prompt.strip() and Fusion(plan.fusion or self.config.retrieve.fusion) is not Fusion.KEYWORD:
-            qvec = embedder.embed_query(prompt[: embedder.max_chars])
-        answer = self.within(lambda: self._recall(prompt, plan, depth, explain, include_private, embedder, qvec,
-                                                  project, project_kw, terms, list(exclude)), "recall")
+            qvec = embedder.embed_query(prompt[: embedder.max_chars])  # the local recall then reuses it
+        started = self._start(lambda: self._recall(prompt, plan, depth, explain, include_private, embedder, qvec,
+                                                   project, project_kw, terms, list(exclude)), "recall")
+        return started, terms
+
+    def join(self, memory, prompt: str, plan, results: list, hits: list, *, depth, explain: bool,
+             include_private: bool, exclude=(), begun=None) -> tuple[list, list]:
+        """The local ``results`` (with their ``hits``) joined with the team's, narrower wins;
+        ``begun``: the team's half as ``begin`` started it (else started now)."""
+        if begun is None:
+            begun = self.begin(memory, prompt, plan, depth=depth, explain=explain, include_private=include_private,
+                               exclude=exclude)
+        started, terms = begun
+        k = plan.k if plan.k is not None else self.config.retrieve.k
+        answer = self._finish(started, "recall")
         if answer is None:
             return results, hits
         team_results, team_hits, team_keys, team_kw = answer
