@@ -114,3 +114,19 @@ def test_export_screens_headings_titles_hooks_and_files(member, tmp_path):
     assert not (tmp_path / "out" / "rules.md").exists()
     assert "# Injected heading" not in text.splitlines() and "line one line two" in text
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in (tmp_path / "out" / "keyed.md").read_text()
+
+
+def test_a_members_file_lookup_uses_the_index_under_row_level_security(member, tmp_path):
+    """Row-level security lets a query use an index only through leakproof operators; the file
+    check runs once per note written, so a scan there makes an import quadratic (it was: lower())."""
+    notes, dsn = member
+    import_folder(notes, folder_with(tmp_path / "a", "deploy_window", "Deploy on Tuesdays."))
+    with connect(dsn) as conn:
+        conn.execute("SET enable_seqscan = off")
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN SELECT 1 FROM notes WHERE team = %s AND rel_key = %s", (notes.team, "deploy.md")).fetchall())
+    assert "notes_team_file" in plan, plan
+    from memlane.team import notes as notes_module
+    import inspect
+
+    assert "lower(rel)" not in inspect.getsource(notes_module)  # every lookup goes through the stored key

@@ -259,7 +259,7 @@ class TeamNotes:
         storage._one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (FILES_LOCK, self.team))
         names = [name for name, _, _ in prepared]
         wanted = [item.rel.lower() for item in items]
-        rows = storage._rows("SELECT name, rel FROM notes WHERE team = %s AND (name = ANY(%s) OR lower(rel) = ANY(%s))",
+        rows = storage._rows("SELECT name, rel FROM notes WHERE team = %s AND (name = ANY(%s) OR rel_key = ANY(%s))",
                              (self.team, names, wanted))
         holder = {rel.lower(): name for name, rel in rows}
         current = {name: rel for name, rel in rows}
@@ -267,7 +267,7 @@ class TeamNotes:
         def free(rel: str, name: str) -> bool:
             if rel.lower() in holder:
                 return holder[rel.lower()] == name
-            return storage._one("SELECT 1 FROM notes WHERE team = %s AND lower(rel) = %s",
+            return storage._one("SELECT 1 FROM notes WHERE team = %s AND rel_key = %s",
                                 (self.team, rel.lower())) is None
 
         for n, item in enumerate(items):

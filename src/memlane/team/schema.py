@@ -356,7 +356,9 @@ ALTER TABLE edges DROP CONSTRAINT edges_pkey, ADD PRIMARY KEY (team, src, dst, k
 # become it. Team keys: an index row's key leads with its team and it references its unit
 # through (team, id), so one team can neither squat the ids another needs nor learn which exist.
 # A note's file is unique in its team, case-insensitively (one unit, one export file per note):
-# files two notes shared already are renamed (name-<id>.md) first.
+# files two notes shared already are renamed (name-<id>.md) first. The key is a stored column,
+# not an index on lower(rel): under row-level security a query may only use an index through
+# leakproof operators, and lower() is not one (an import of 100k notes scanned the table per note).
 _OWNER_AND_KEYS = r"""
 CREATE POLICY note_versions_history ON note_versions FOR INSERT
     WITH CHECK (current_user = (SELECT pg_get_userbyid(relowner) FROM pg_class
@@ -367,7 +369,8 @@ UPDATE notes n SET rel = regexp_replace(n.rel, '(\.md)?$', '-' || n.id || '.md')
 FROM (SELECT id, row_number() OVER (PARTITION BY team, lower(rel) ORDER BY id) AS k FROM notes) d
 WHERE n.id = d.id AND d.k > 1;
 ALTER TABLE notes FORCE ROW LEVEL SECURITY;
-CREATE UNIQUE INDEX notes_team_file ON notes (team, lower(rel));
+ALTER TABLE notes ADD COLUMN rel_key text GENERATED ALWAYS AS (lower(rel)) STORED;
+CREATE UNIQUE INDEX notes_team_file ON notes (team, rel_key);
 """
 
 #: (version, name, script): append-only; an applied script is never edited (its checksum is kept)
