@@ -87,6 +87,7 @@ class Workspace:
         (again after every reopen)."""
         with self.lock:
             self._warm = True
+            _load_numpy()
             self._open()
 
     def _open(self) -> None:
@@ -300,3 +301,12 @@ def _freeze_warm_objects() -> None:
     gc.unfreeze()  # (a reopened workspace: the old one's objects may be collected now)
     gc.collect()
     gc.freeze()
+
+
+def _load_numpy() -> None:
+    """A resident process loads numpy once (when installed), so that its keyword leg reads the
+    postings (``index/postings.py``) even keyword-only; a fresh process on a small store does not."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        pass

@@ -73,5 +73,5 @@ def fts_match_expression(terms: list[str]) -> str:
 def estimate_tokens(text: str) -> int:
     """A model-free token estimate: ~4 characters per token for ASCII text, one token per
     non-ASCII character (CJK scripts run at about one token per character or more)."""
-    ascii_chars = sum(1 for ch in text if ch.isascii())
+    ascii_chars = len(text.encode("ascii", "ignore"))  # the ASCII characters, counted in C
     return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
