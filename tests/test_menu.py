@@ -93,3 +93,25 @@ def test_the_menu_reads_the_prompts_own_ranking_without_a_second_search(store, t
         assert searches == [1]
         assert [r.name for r in menu] == [r.name for r in again]
         assert not {r.path for r in menu} & {r.path for r in recalled} and "vault" not in {r.name for r in menu}
+
+
+def test_a_ranking_another_writer_raced_is_never_the_menu(store, tmp_path, monkeypatch):
+    """A write to the index while the prompt's recall ranked keeps that ranking out of the menu's
+    memo (a note may have turned private or gone meanwhile): the menu then searches afresh."""
+    config = Config()
+    config.retrieve = dataclasses.replace(config.retrieve, k=2)
+    with Memory([store], config=config, embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        real = Memory._run
+
+        def ranking_while_another_writes(self, *args, **kwargs):
+            outcome = real(self, *args, **kwargs)
+            self.index._bump_generation()  # as another process's sync commits
+            return outcome
+
+        monkeypatch.setattr(Memory, "_run", ranking_while_another_writes)
+        memory.recall(MANY, record=False, include_private=False, refresh=False)
+        assert memory._last_ranking is None
+        monkeypatch.setattr(Memory, "_run", real)
+        memory.recall(MANY, record=False, include_private=False, refresh=False)
+        assert memory._last_ranking is not None

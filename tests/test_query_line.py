@@ -51,8 +51,12 @@ def test_a_cjk_prompt_is_searched_by_e5_alone_on_e5s_line():
     prompt, note = _joined(q_e5, q_mini), _joined(d_e5, d_mini)
 
     line = joined.query_line("안드로이드에서 큰 동영상 올리다가 멈춰요", prompt)
-    assert float(line.vector @ note) == pytest.approx(float(q_e5 @ d_e5), abs=1e-5)  # exactly e5's cosine
-    assert (line.min_cosine, line.strong_cosine) == (e5_class.min_cosine, e5_class.strong_cosine)
+    scale = math.sqrt(E5_WEIGHT)
+    assert float(np.linalg.norm(line.vector)) == pytest.approx(1.0, abs=1e-5)  # a unit vector: pgvector's
+    cosine = float(line.vector @ note)  # cosine distance and SQLite's plain product agree on it
+    assert cosine == pytest.approx(scale * float(q_e5 @ d_e5), abs=1e-5)  # e5's cosine, scaled
+    assert (line.min_cosine, line.strong_cosine) == pytest.approx((scale * e5_class.min_cosine,
+                                                                   scale * e5_class.strong_cosine))
     assert e5_class.name in line.why
 
     english = joined.query_line("the upload froze at 60%", prompt)

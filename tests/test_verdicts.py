@@ -66,3 +66,17 @@ def test_the_hook_keeps_its_verdicts_beside_the_index(tmp_path, monkeypatch):
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         assert "deploy" in user_prompt(memory, payload, dry_run=True).text
     assert screened == []
+
+
+def test_verdicts_in_another_users_file_are_never_believed(tmp_path):
+    import os
+    import sqlite3
+
+    if os.getuid() != 0:
+        pytest.skip("making a file of another user's needs root")
+    path = tmp_path / "i.sqlite.screened"
+    with sqlite3.connect(path) as conn:  # a planted file saying the risky text is safe
+        conn.execute("CREATE TABLE verdicts (key TEXT PRIMARY KEY, verdict TEXT NOT NULL)")
+        conn.execute("INSERT INTO verdicts VALUES (?, '')", (key_of("b\n" + RISKY),))
+    os.chown(path, 65534, 65534)
+    assert exits.unit_risks([("b", RISKY)], Verdicts(str(path)))[0]

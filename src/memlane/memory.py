@@ -270,9 +270,10 @@ class Memory:
         last = self._last_ranking
         if self.team is None and last is not None and last[0] == (prompt, self.index.generation):
             # the prompt's own recall just ranked them: the next of its ranking, not a second search
-            hits = [h for h in last[1] if h.state != "archived"][: len(known) + n]
+            private = self.index.private_units()  # as the index holds it now, whatever the ranking saw
+            hits = [h for h in last[1] if h.state != "archived" and h.unit_id not in private][: len(known) + n]
             paths = self.index.units_by_id([h.unit_id for h in hits])
-            hits = [h for h in hits if paths.get(h.unit_id, {}).get("path") not in known][:n]
+            hits = [h for h in hits if h.unit_id in paths and paths[h.unit_id].get("path") not in known][:n]
             return recalled_units(self.index, prompt, hits, depth=Depth.SUMMARY, explain=False)
         plan = RecallPlan(min_score=0.0, k=min(MAX_K, len(after) + n), constellations=False)
         found = self.recall(prompt, depth=Depth.SUMMARY, refresh=False, record=False, include_private=False,
@@ -301,22 +302,25 @@ class Memory:
         if self.auto_lifecycle:
             self.maintain_lifecycle(team=False)  # the team's is folded by its refresh, off a hook's path
         begun = None
-        if self.team is not None:  # the team's half runs on its worker while the local scopes rank
-            begun = self.team.begin(self, prompt, plan, depth=depth, explain=explain,
-                                    include_private=include_private, exclude=exclude)
+        generation = self.index.generation  # before the ranking: a write meanwhile keeps it out of the memo
         try:
+            if self.team is not None:  # the team's half runs on its worker while the local scopes rank
+                begun = self.team.begin(self, prompt, plan, depth=depth, explain=explain,
+                                        include_private=include_private, exclude=exclude)
             outcome = self._run(prompt, plan, include_private, exclude)
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc) or self.index.path == ":memory:":
                 raise
             self.index.heal(exc)  # e.g. a damaged full-text index: rebuild from the files, once
             self.refresh()
+            generation = None  # a healed index: no memo of this ranking
             outcome = self._run(prompt, plan, include_private, exclude)
         hits = [h for h in outcome.selected]
-        # an agent's recall (no private notes, nothing excluded, archived left out): the menu below it
-        # reads the rest of this ranking (further_candidates)
+        # an agent's recall (no private notes, nothing excluded, archived left out) of an index no one
+        # wrote to while it ranked: the menu below it reads the rest of this ranking (further_candidates)
         agent_view = not include_private and not exclude and not plan.include_archived and plan.min_score is None
-        self._last_ranking = ((prompt, self.index.generation), outcome.ranking) if agent_view else None
+        unchanged = generation is not None and self.index.generation == generation
+        self._last_ranking = ((prompt, generation), outcome.ranking) if agent_view and unchanged else None
         results = recalled_units(self.index, prompt, hits, depth=depth, explain=explain)
         if self.team is not None:  # the team scope joins, narrower wins (team/scope.py)
             results, hits = self.team.join(self, prompt, plan, results, hits, depth=depth, explain=explain,

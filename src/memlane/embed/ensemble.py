@@ -62,16 +62,20 @@ class _Joined(Embedder):
 
     def query_line(self, text: str, vector) -> QueryLine:
         """A mostly-CJK prompt: the e5 half alone. Its block is ``sqrt(w) * e`` in the prompt and
-        in every stored vector, so ``e / sqrt(w)`` (the block divided by ``w``), zeros after it,
-        gives exactly e5's cosine, judged on e5's own line."""
+        in every stored vector; the prompt's e5 vector ``e`` alone, zeros after it, is a unit
+        vector whose product with a stored one is ``sqrt(w)`` times e5's cosine — the same in a
+        plain product (SQLite) and in a cosine distance (pgvector) — judged on e5's own line
+        scaled alike."""
         if cjk_share(text) < CJK_SHARE:
             return super().query_line(text, vector)
         import numpy as np
 
         e5 = self.e5_class
+        scale = math.sqrt(E5_WEIGHT)
         only = np.zeros_like(vector)
-        only[: e5.dim] = vector[: e5.dim] / E5_WEIGHT
-        return QueryLine(only, e5.min_cosine, e5.strong_cosine, why=f"{e5.name} alone (a CJK prompt)")
+        only[: e5.dim] = vector[: e5.dim] / scale
+        return QueryLine(only, scale * e5.min_cosine, scale * e5.strong_cosine,
+                         why=f"{e5.name} alone (a CJK prompt; cosines x{scale:.2f})")
 
 
 def _line(e5: type[Embedder], attr: str) -> float:

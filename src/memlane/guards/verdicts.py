@@ -20,15 +20,22 @@ MAX_ROWS = 20_000
 
 
 @cache
-def rules_version() -> str:
-    """A digest of the guard's code — its rules and the readings it screens (a changed guard
-    screens everything again). Read as bytes: nothing is compiled."""
+def rules_version() -> str | None:
+    """A digest of the guard's code — its rules and the readings it screens — and of the
+    Python and Unicode tables it reads with (a changed guard or interpreter screens everything
+    again); None when its source cannot be read (then nothing is kept). Read as bytes: nothing
+    is compiled."""
+    import sys
+    import unicodedata
     from pathlib import Path
 
     here = Path(__file__).parent
-    digest = hashlib.sha256()
-    for name in ("injection.py", "sanitize.py", "exits.py"):
-        digest.update((here / name).read_bytes())
+    digest = hashlib.sha256(f"{sys.version}\0{unicodedata.unidata_version}".encode())
+    try:
+        for name in ("injection.py", "sanitize.py", "exits.py", "secrets.py"):
+            digest.update((here / name).read_bytes())
+    except OSError:
+        return None
     return digest.hexdigest()[:16]
 
 
@@ -44,6 +51,8 @@ class Verdicts:
         self.path = path
 
     def risks(self, texts: list[str], screen: Callable[[str], str | None]) -> list[str | None]:
+        if rules_version() is None:
+            return [screen(t) for t in texts]
         keys = [key_of(t) for t in texts]
         known = self._read(keys)
         fresh = {}
@@ -62,6 +71,14 @@ class Verdicts:
     def _connect(self) -> sqlite3.Connection | None:
         if not self.path or self.path == ":memory:":
             return None
+        import os
+
+        try:
+            if os.stat(self.path).st_uid != os.getuid():  # only a file of this user's own is believed
+                log.warning("screening verdicts in %s belong to another user: not used", self.path)
+                return None
+        except FileNotFoundError:
+            pass
         conn = sqlite3.connect(self.path, timeout=0.05, isolation_level=None)
         conn.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, verdict TEXT NOT NULL)")
         return conn

@@ -356,9 +356,7 @@ ALTER TABLE edges DROP CONSTRAINT edges_pkey, ADD PRIMARY KEY (team, src, dst, k
 # become it. Team keys: an index row's key leads with its team and it references its unit
 # through (team, id), so one team can neither squat the ids another needs nor learn which exist.
 # A note's file is unique in its team, case-insensitively (one unit, one export file per note):
-# files two notes shared already are renamed (name-<id>.md) first. The key is a stored column,
-# not an index on lower(rel): under row-level security a query may only use an index through
-# leakproof operators, and lower() is not one (an import of 100k notes scanned the table per note).
+# files two notes shared already are renamed (name-<id>.md) first.
 _OWNER_AND_KEYS = r"""
 CREATE POLICY note_versions_history ON note_versions FOR INSERT
     WITH CHECK (current_user = (SELECT pg_get_userbyid(relowner) FROM pg_class
@@ -369,7 +367,15 @@ UPDATE notes n SET rel = regexp_replace(n.rel, '(\.md)?$', '-' || n.id || '.md')
 FROM (SELECT id, row_number() OVER (PARTITION BY team, lower(rel) ORDER BY id) AS k FROM notes) d
 WHERE n.id = d.id AND d.k > 1;
 ALTER TABLE notes FORCE ROW LEVEL SECURITY;
+CREATE UNIQUE INDEX notes_team_file ON notes (team, lower(rel));
+"""
+
+# 7: a note's file key as a stored column with its unique index: under row-level security a query
+# may use an index only through leakproof operators, and lower() is not one (a member's per-note
+# file check scanned the table: an import of 100k notes was quadratic).
+_FILE_KEY = r"""
 ALTER TABLE notes ADD COLUMN rel_key text GENERATED ALWAYS AS (lower(rel)) STORED;
+DROP INDEX notes_team_file;
 CREATE UNIQUE INDEX notes_team_file ON notes (team, rel_key);
 """
 
@@ -381,6 +387,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (4, "row-level security and grants", _security()),
     (5, "HNSW indexes", _hnsw()),
     (6, "a non-superuser owner's history; team-led index keys; one file per note", _OWNER_AND_KEYS),
+    (7, "the file key a member's lookup can use", _FILE_KEY),
 )
 LATEST = MIGRATIONS[-1][0]
 
