@@ -301,9 +301,9 @@ class Memory:
             self.refresh()
         if self.auto_lifecycle:
             self.maintain_lifecycle(team=False)  # the team's is folded by its refresh, off a hook's path
-        begun = None
-        generation = self.index.generation  # before the ranking: a write meanwhile keeps it out of the memo
+        begun, generation = None, None
         try:
+            generation = self.index.generation  # before the ranking: a write meanwhile keeps it out of the memo
             if self.team is not None:  # the team's half runs on its worker while the local scopes rank
                 begun = self.team.begin(self, prompt, plan, depth=depth, explain=explain,
                                         include_private=include_private, exclude=exclude)
