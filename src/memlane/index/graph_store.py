@@ -59,15 +59,6 @@ class GraphStore:
             self._bump_generation()
 
     # -- the queries recall runs ---------------------------------------------------------
-    def superseded(self) -> dict[int, str]:
-        """Units another note supersedes, or that name a ``superseded_by``: unit -> what replaces it."""
-        return self._cached("superseded", lambda: {int(k): v for k, v in
-                                                   json.loads(self.get_meta("superseded") or "{}").items()})
-
-    def supersedes_loops(self) -> list[int]:
-        """Units on a ``supersedes`` cycle (neither is demoted)."""
-        return json.loads(self.get_meta("supersedes_loops") or "[]")
-
     def node_count(self) -> int:
         return self._cached("node_count", lambda: self.conn.execute("SELECT count(*) FROM graph_nodes").fetchone()[0])
 

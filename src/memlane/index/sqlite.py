@@ -16,12 +16,13 @@ import logging
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from .connection import connect, open_healing, set_aside
 from .fulltext import FullText
 from .graph_store import GraphStore
 from .schema import FTS_COLUMNS, migrate
+from .storage import DerivedReads
 from .units import UnitRows
 from .usage_store import UsageStore
 from .vectors import VectorStore
@@ -31,7 +32,7 @@ log = logging.getLogger("memlane.index")
 BUSY_TIMEOUT_MS = 5000
 
 
-class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore):
+class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore, DerivedReads):
     """One SQLite file (or ``:memory:``) holding the units of a store set."""
 
     def __init__(self, path: Path | str, *, fts_weights: dict[str, float] | None = None,
@@ -147,14 +148,6 @@ class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore):
 
     def _bump_generation(self) -> None:
         self.set_meta("generation", str(self.generation + 1))
-
-    def _cached(self, key: str, load: Callable[[], object]):
-        """``load()``'s result, kept until the index changes: for reads on recall's hot path."""
-        generation = self.generation
-        hit = self._derived.get(key)
-        if hit is None or hit[0] != generation:
-            hit = self._derived[key] = (generation, load())
-        return hit[1]
 
     def _rows_for(self, sql: str, unit_ids: Iterable[int], batch_size: int = 400) -> list[tuple]:
         """Rows of ``sql`` with every ``{ids}`` bound to the unit ids, in batches (SQLite caps

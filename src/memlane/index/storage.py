@@ -21,6 +21,7 @@ Unit ids are the store's own integers; a unit's stable identity across rebuilds 
 
 from __future__ import annotations
 
+import json
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple, Protocol, runtime_checkable
@@ -168,3 +169,25 @@ class Storage(Protocol):
     def set_states(self, changes: list[tuple[str, str, float, str]], *, only_if_different: bool = False,
                    only_if_inactive: bool = False) -> int: ...
     def lifecycle_rows(self) -> list[LifecycleRow]: ...
+
+
+class DerivedReads:
+    """What every backend derives alike from its own ``get_meta``, ``generation`` and
+    ``_derived`` dict (a mixin of ``SQLiteIndex`` and the team's ``PostgresStorage``)."""
+
+    def _cached(self, key: str, load: Callable[[], object]):
+        """``load()``'s result, kept until the index changes: for reads on recall's hot path."""
+        generation = self.generation
+        hit = self._derived.get(key)
+        if hit is None or hit[0] != generation:
+            hit = self._derived[key] = (generation, load())
+        return hit[1]
+
+    def superseded(self) -> dict[int, str]:
+        """Units another note supersedes, or that name a ``superseded_by``: unit -> what replaces it."""
+        return self._cached("superseded", lambda: {int(k): v for k, v in
+                                                   json.loads(self.get_meta("superseded") or "{}").items()})
+
+    def supersedes_loops(self) -> list[int]:
+        """Units on a ``supersedes`` cycle (neither is demoted)."""
+        return json.loads(self.get_meta("supersedes_loops") or "[]")

@@ -253,10 +253,18 @@ def _screen(items: list[Recalled], root: str | None, memory: Memory | None = Non
 
 
 def _verdicts(memory: Memory):
+    """The verdicts kept beside ``memory``'s index, one ``Verdicts`` per index and process."""
     from ..guards.verdicts import Verdicts
 
     path = str(memory.index_path)
-    return Verdicts(None if path == ":memory:" else f"{path}.screened")
+    path = None if path == ":memory:" else f"{path}.screened"
+    found = _VERDICTS.get(path)
+    if found is None:
+        found = _VERDICTS[path] = Verdicts(path)
+    return found
+
+
+_VERDICTS: dict = {}
 
 
 def _query(prompt: str, turns: list[str], context_turns: int) -> str:

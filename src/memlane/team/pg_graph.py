@@ -52,13 +52,6 @@ class GraphRows:
             self._bump_generation()
         self._derived.clear()
 
-    def superseded(self) -> dict[int, str]:
-        return self._cached("superseded", lambda: {int(k): v for k, v in
-                                                   json.loads(self.get_meta("superseded") or "{}").items()})
-
-    def supersedes_loops(self) -> list[int]:
-        return json.loads(self.get_meta("supersedes_loops") or "[]")
-
     def node_count(self) -> int:
         return self._cached("node_count", lambda: self._one("SELECT count(*) FROM graph_nodes WHERE team = %s",
                                                             (self.namespace,))[0])

@@ -20,8 +20,9 @@ import logging
 import threading
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterable
+from typing import Iterable
 
+from ..index.storage import DerivedReads
 from .connect import display_dsn, make_pool
 from .pg_graph import GraphRows, UsageRows
 from .pg_search import FullTextSearch, VectorSearch
@@ -32,7 +33,7 @@ log = logging.getLogger("memlane.team")
 FTS_COLUMNS = ("name", "description", "keywords", "body")
 
 
-class PostgresStorage(UnitRows, FullTextSearch, VectorSearch, GraphRows, UsageRows):
+class PostgresStorage(UnitRows, FullTextSearch, VectorSearch, GraphRows, UsageRows, DerivedReads):
     """The units of one namespace (a team) of a memlane PostgreSQL database.
 
     ``pool``: a psycopg pool to borrow (not closed here); else one is made for ``dsn``.
@@ -197,13 +198,6 @@ class PostgresStorage(UnitRows, FullTextSearch, VectorSearch, GraphRows, UsageRo
         self._run("INSERT INTO meta (team, key, value) VALUES (%s, %s, '1') ON CONFLICT (team, key)"
                   " DO UPDATE SET value = ((coalesce(meta.value, '0'))::bigint + 1)::text", (self.namespace, key))
         self._generation_seen = None
-
-    def _cached(self, key: str, load: Callable[[], object]):
-        generation = self.generation
-        hit = self._derived.get(key)
-        if hit is None or hit[0] != generation:
-            hit = self._derived[key] = (generation, load())
-        return hit[1]
 
     def counts(self) -> dict[str, int]:
         row = self._one("SELECT (SELECT count(*) FROM units WHERE team = %(t)s),"
