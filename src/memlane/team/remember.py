@@ -12,13 +12,11 @@ from ..errors import TeamStoreError, WriteError
 from ..store.links import link_key
 from ..store.write import Draft, render_note
 from ..write import consolidate
+from ..write.remember import NEIGHBOURS, QUERY_CHARS, draft_cosines
 
 if TYPE_CHECKING:
     from ..memory import Memory
 
-NEIGHBOURS = 5
-QUERY_CHARS = 2000
-PASSAGE_BACKGROUND = 0.73
 
 
 def add_to_team(memory: "Memory", draft: Draft, *, apply: bool = False, dry_run: bool = False) -> dict:
@@ -58,7 +56,7 @@ def _add(memory: "Memory", draft: Draft, *, apply: bool, dry_run: bool) -> dict:
     current = notes.get(draft.name)
     same_name = None if current is None else {"name": current.name, "path": current.path,
                                               "description": current.description, "body": current.body}
-    cosines, base = _cosines(st, embedder, text, [n["path"] for n in neighbours])
+    cosines, base = draft_cosines(st, embedder, text, [n["path"] for n in neighbours])
     advice = consolidate.advise(draft, neighbours, cosines, base=base, same_name=same_name)
     out = advice.as_dict() | {"applied": False, "written": None, "folder": f"team://{team.name}",
                               "warnings": secret_warnings(draft)}
@@ -87,21 +85,6 @@ def _by_path(notes, path: str):
         if note.rel == rel:
             return note
     raise WriteError(f"the team note at {path} is gone")
-
-
-def _cosines(st, embedder, text: str, paths: list[str]) -> tuple[dict[str, float], float | None]:
-    if embedder is None or not paths:
-        return {}, None
-    import numpy as np
-
-    vector = embedder.embed_passages([text[: embedder.max_chars]])[0]
-    ids = {row["path"]: row["id"] for row in st.units_by_path(paths)}
-    found = st.similarities(embedder.name, vector, among=list(ids.values()))
-    if found is None or len(found.sims) == 0:
-        return {}, None
-    by_unit = dict(zip(found.units.tolist(), found.sims.tolist()))
-    base = float(np.median(found.sims)) if len(found.sims) >= 5 else PASSAGE_BACKGROUND
-    return {p: by_unit[i] for p, i in ids.items() if i in by_unit}, base
 
 
 __all__ = ["add_to_team"]

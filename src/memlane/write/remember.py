@@ -120,21 +120,25 @@ def _same_name(memory: "Memory", name: str, include_private: bool) -> dict | Non
 
 
 def _cosines(memory: "Memory", text: str, paths: list[str]) -> tuple[dict[str, float], float | None]:
-    """The draft's cosine to each of ``paths``, and its median cosine to every note (the
-    store's background level); ``({}, None)`` without an embedder or vectors."""
-    embedder = memory.embedder
+    return draft_cosines(memory.index, memory.embedder, text, paths)
+
+
+def draft_cosines(storage, embedder, text: str, paths: list[str]) -> tuple[dict[str, float], float | None]:
+    """The draft's cosine to each of ``paths`` in ``storage`` (any backend of the storage seam),
+    and its median cosine to every note (the store's background level); ``({}, None)`` without
+    an embedder or vectors."""
     if embedder is None or not paths:
         return {}, None
     import numpy as np
 
     vector = embedder.embed_passages([text[: embedder.max_chars]])[0]
-    with memory.index.snapshot():
-        found = memory.index.similarities(embedder.name, vector)
+    ids = {row["path"]: row["id"] for row in storage.units_by_path(paths)}
+    with storage.snapshot():
+        found = storage.similarities(embedder.name, vector, among=list(ids.values()))
         if found is None or len(found.sims) == 0:
             return {}, None
         by_unit = dict(zip(found.units.tolist(), found.sims.tolist()))
-    base = float(np.median(found.sims)) if len(found.sims) >= 5 else PASSAGE_BACKGROUND
-    ids = {row["path"]: row["id"] for row in memory.index.units_by_path(paths)}
+        base = float(np.median(found.sims)) if len(found.sims) >= 5 else PASSAGE_BACKGROUND
     return {p: by_unit[i] for p, i in ids.items() if i in by_unit}, base
 
 
