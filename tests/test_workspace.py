@@ -127,3 +127,88 @@ def test_a_changed_config_file_reopens_the_workspace(setup, tmp_path, monkeypatc
     finally:
         warm.close()
         engine.workspace.close()
+
+
+def test_a_background_walk_steps_aside_while_a_request_is_served(setup):
+    import threading
+
+    clock = Clock()
+    workspace = Workspace([str(setup["store"])], "none", setup["index"], setup["root"], refresh_s=0.2, clock=clock)
+    workspace.current()  # opened; no refresher thread: the walk is run by hand below
+    try:
+        clock.advance(60)  # a walk is due
+        with workspace.serving():
+            walker = threading.Thread(target=workspace.refresh_files_due)
+            walker.start()
+            walker.join(0.3)
+            assert walker.is_alive()  # waiting for the request to end, not walking beside it
+        walker.join(5)
+        assert not walker.is_alive()
+    finally:
+        workspace.close()
+
+
+def test_a_slow_walk_is_made_less_often(setup, monkeypatch):
+    import memlane.adapters.workspace as ws
+
+    clock = Clock()
+    workspace = Workspace([str(setup["store"])], "none", setup["index"], setup["root"], refresh_s=0.2, clock=clock)
+    workspace.current()
+    walks = []
+
+    def slow_stamp(pause=None):
+        walks.append(clock.now)
+        time.sleep(0.1)  # a walk of 0.1 s: at WALK_SHARE 5%, due every 2 s rather than every 0.2 s
+        return "same"
+
+    monkeypatch.setattr(workspace.memory, "files_stamp", slow_stamp)
+    try:
+        clock.advance(0.3)
+        workspace.refresh_files_due()
+        for _ in range(5):
+            clock.advance(0.3)
+            workspace.refresh_files_due()
+        assert len(walks) == 1  # 1.5 s later: not yet
+        clock.advance(1.0)
+        workspace.refresh_files_due()
+        assert len(walks) == 2
+        assert ws.WALK_SHARE * (walks[1] - walks[0]) >= 0.1 * 0.9
+    finally:
+        workspace.close()
+
+
+def test_the_daemons_warm_up_keeps_its_model_resident(tmp_path, sealed_env, monkeypatch):
+    from memlane.embed.fake import FakeEmbedder
+
+    asked = []
+    monkeypatch.setattr(FakeEmbedder, "keep_resident", lambda self: asked.append(self.name), raising=False)
+    write_note(tmp_path / "store", "a.md", "---\nname: a\ndescription: d\n---\nbody\n")
+    workspace = Workspace([str(tmp_path / "store")], "fake", str(tmp_path / "i.sqlite"), str(tmp_path))
+    try:
+        workspace.current()  # opened on demand (the MCP server's way): nothing asked
+        assert asked == []
+        workspace.warm()  # the daemon's way
+        assert asked == ["fake"]
+    finally:
+        workspace.close()
+
+
+def test_the_answer_goes_out_before_the_requests_writes(setup):
+    from memlane.inject.session import sessions_dir
+
+    workspace = open_daemon(setup)
+    state = sessions_dir() / "w1.json"
+    seen = {}
+
+    def reply(out: str) -> None:
+        seen.update(out=out, state_on_disk=state.exists())
+
+    payload = json.dumps({"session_id": "w1", "transcript_path": "/none.jsonl", "cwd": setup["root"],
+                          "prompt": "why is the CI cache stale after a rebase?"})
+    try:
+        daemon.answer(workspace, "user-prompt-submit", payload, deadline=time.monotonic() + 30, reply=reply)
+    finally:
+        workspace.close()
+    assert "feedback_ci_cache" in seen["out"]
+    assert seen["state_on_disk"] is False  # not yet when the client had its answer ...
+    assert "feedback_ci_cache" in state.read_text()  # ... and written before the request let go

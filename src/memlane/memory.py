@@ -189,10 +189,11 @@ class Memory:
             self._last_refresh = (time.monotonic(), embed, report)
         return report
 
-    def files_stamp(self) -> str:
+    def files_stamp(self, pause=None) -> str:
         """What the files look like now (paths, sizes, mtimes, settings): a stat walk only (and,
-        with a team, its store's generation)."""
-        stamp = self._files.stamp(self.embedder.name if self.embedder else None)[1]
+        with a team, its store's generation). ``pause``: called now and then during the walk
+        (``index.incremental.walk``)."""
+        stamp = self._files.stamp(self.embedder.name if self.embedder else None, pause=pause)[1]
         return stamp if self.team is None else f"{stamp}|team:{self.team.stamp()}"
 
     def trust_index(self) -> None:

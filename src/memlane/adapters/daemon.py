@@ -41,6 +41,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Callable
 
 from .agents import PROMPT, SESSION_START
 from .hookclient import daemon_key, private_dir, project_root, socket_path
@@ -85,23 +86,31 @@ def daemon_judge(memory, released):
 
 
 def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
-           deadline: float | None = None) -> str:
+           deadline: float | None = None, reply: Callable[[str], None] | None = None) -> str:
     """What the hook prints for this request. Raises ``Busy`` when the workspace cannot be had
     before ``deadline`` (a ``time.monotonic()`` value). The judge stops ``JUDGE_RESERVE_S``
     before it, and the workspace must be had back by it; past it the request answers nothing
-    (``Busy``) and saves nothing (no note is marked as shown to a client that gave up)."""
+    (``Busy``) and saves nothing (no note is marked as shown to a client that gave up).
+    ``reply``: sends the answer as soon as it is known; what the request leaves for later (its
+    session's state, the guard's verdicts: ``deferred.py``) is written after it, the workspace
+    still held."""
+    from ..deferred import deferring
     from .hook import handle_event, parse_payload
 
     payload = parse_payload(raw, agent)
     try:
-        with workspace.held(deadline) as warm:
+        with workspace.held(deadline) as warm, deferring():
             if warm.judge is None:
-                return handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
-            from ..judge import judging
+                out = handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
+            else:
+                from ..judge import judging
 
-            until = None if deadline is None else deadline - JUDGE_RESERVE_S
-            with judging(warm.judge, until=until):
-                return handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
+                until = None if deadline is None else deadline - JUDGE_RESERVE_S
+                with judging(warm.judge, until=until):
+                    out = handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
+            if reply is not None:
+                reply(out)
+            return out
     except Busy:
         raise Busy(f"the workspace was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)") from None
 
@@ -189,7 +198,7 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
 def _serve_connection(conn: socket.socket, workspace: Workspace, slots: threading.BoundedSemaphore,
                       stopping: threading.Event) -> None:
     try:
-        with conn:
+        with conn, workspace.serving():
             if _handle(conn, workspace, time.monotonic() + REQUEST_DEADLINE_S) == "stop":
                 stopping.set()
     except Exception as exc:  # noqa: BLE001 - one connection's trouble never stops the daemon
@@ -216,9 +225,12 @@ def _read_request(conn: socket.socket, deadline: float) -> bytes:
 
 
 def _reply(conn: socket.socket, data: bytes) -> None:
+    """The whole reply, then the end of it: the client stops waiting here, whatever the daemon
+    still does with the connection open (the request's deferred writes)."""
     try:
         conn.settimeout(1.0)
         conn.sendall(data)
+        conn.shutdown(socket.SHUT_WR)
     except OSError:
         pass
 
@@ -239,7 +251,9 @@ def _handle(conn: socket.socket, workspace: Workspace, deadline: float) -> str |
         if event == "recall":
             stdout = answer_recall(workspace, stdin.decode("utf-8", "replace"), deadline=deadline)
         elif event in (SESSION_START, PROMPT):
-            stdout = answer(workspace, event, stdin.decode("utf-8", "replace"), agent or "claude", deadline=deadline)
+            answer(workspace, event, stdin.decode("utf-8", "replace"), agent or "claude", deadline=deadline,
+                   reply=lambda out: _reply(conn, b"ok\n" + out.encode("utf-8")))
+            return None  # answered, then its writes made
         else:
             raise ValueError(f"unknown event {event!r}")
     except (Busy, TimeoutError) as exc:

@@ -4,9 +4,11 @@ or the MCP server.
 
 The throttle, the same for both faces:
 
-- **The notes' files** are looked at at most every ``refresh_s`` seconds, and looking is a stat
-  walk only (``Memory.files_stamp``, ~0.1 s at 10k notes); the index is refreshed only when the
-  files changed. The same round folds the hit-log into the index (and, hourly, moves notes
+- **The notes' files** are looked at at most every ``refresh_s`` seconds — or, for a store so
+  large that its walk takes long, at most ``WALK_SHARE`` of the time (the walk's 0.1 s at 10k
+  notes: every 2 s; its 1 s at 100k: every 20 s) — and looking is a stat walk only
+  (``Memory.files_stamp``) that steps aside while a request is answered (``serving``); the index
+  is refreshed only when the files changed. The same round folds the hit-log into the index (and, hourly, moves notes
   between lifecycle states), so a recall never pays for it.
 - **The other domains** (docs, transcripts, code) are refreshed at most every
   ``fabric_refresh_s`` seconds: transcripts grow and code changes, but re-reading them costs
@@ -43,6 +45,8 @@ from ..errors import MemlaneError
 log = logging.getLogger("memlane.workspace")
 
 REFRESH_S = 2.0  # the notes' files are stat-walked at most this often
+WALK_SHARE = 0.05  # ... and the walks take at most this share of the time (a large store is walked less often)
+WALK_YIELD_S = 1.0  # a walk waits at most this long for the requests in flight before it goes on
 FABRIC_REFRESH_S = 15.0  # the other domains are re-read at most this often
 IDLE_POLL_S = 0.05  # the refresher never spins: its shortest wait
 
@@ -77,6 +81,12 @@ class Workspace:
         self._config_stamp = None
         self._files_stamp = None
         self._files_checked = self._fabric_checked = 0.0
+        self._walk_s = 0.0  # how long the last stat walk took, its waits for requests left out
+        self._stepped_aside_s = 0.0
+        self._serving = 0  # requests in flight (``serving``)
+        self._serving_lock = threading.Lock()
+        self._quiet = threading.Event()  # set while no request is in flight: a walk goes on only then
+        self._quiet.set()
         self._stopping = threading.Event()
         self._refresher: threading.Thread | None = None
 
@@ -102,6 +112,8 @@ class Workspace:
             self._config_stamp = _config_stamp(memory)
             memory.refresh()  # index fresh and the model loaded before the first answer
             self._files_stamp = memory.files_stamp()
+            if self._warm and memory.embedder is not None:
+                memory.embedder.keep_resident()  # its weights read in now, not page by page mid-prompt
         except BaseException:
             memory.close()  # not half open: the next call opens again
             raise
@@ -157,6 +169,27 @@ class Workspace:
             request.deadline, request.holding = outer
             if holding:  # not when released could not have it back: the lock is someone else's then
                 self.lock.release()
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around a whole request, from its first byte read to its last written: a background
+        stat walk waits (``WALK_YIELD_S`` at most) rather than share the interpreter with it."""
+        with self._serving_lock:
+            self._serving += 1
+            self._quiet.clear()
+        try:
+            yield
+        finally:
+            with self._serving_lock:
+                self._serving -= 1
+                if not self._serving:
+                    self._quiet.set()
+
+    def _step_aside(self) -> None:
+        if not self._quiet.is_set():
+            started = time.perf_counter()
+            self._quiet.wait(WALK_YIELD_S)
+            self._stepped_aside_s += time.perf_counter() - started
 
     @contextmanager
     def released(self) -> Iterator[None]:
@@ -217,11 +250,13 @@ class Workspace:
         """At most every ``refresh_s``: a stat walk (outside the lock: requests go on meanwhile),
         then, under the lock, a refresh only if the files changed, and the hit-log folded in."""
         memory, now = self.memory, self.clock()
-        if memory is None or now - self._files_checked < self.refresh_s:
+        if memory is None or now - self._files_checked < self._files_interval():
             return
         self._files_checked = now
         try:
-            stamp = memory.files_stamp()
+            started, self._stepped_aside_s = time.perf_counter(), 0.0
+            stamp = memory.files_stamp(pause=self._step_aside)
+            self._walk_s = time.perf_counter() - started - self._stepped_aside_s
             with self.lock:
                 if memory is not self.memory:
                     return  # reopened meanwhile: the new one was refreshed as it opened
@@ -231,6 +266,11 @@ class Workspace:
                 memory.maintain_lifecycle()  # new uses in; states moved at most hourly
         except Exception as exc:  # noqa: BLE001 - the index stays as it is; the next round tries again
             log.info("file check failed: %s", exc)
+
+    def _files_interval(self) -> float:
+        """How long after a stat walk the next one is due: ``refresh_s``, or longer for a walk so
+        slow that it would otherwise take more than ``WALK_SHARE`` of the time."""
+        return max(self.refresh_s, self._walk_s / WALK_SHARE)
 
     def refresh_domains_due(self) -> None:
         """At most every ``fabric_refresh_s``: new transcript turns, edited docs and code."""
@@ -259,7 +299,7 @@ class Workspace:
         now = self.clock()
         if self.memory is None:
             return self.refresh_s  # not open (yet, or closing): nothing to check
-        due = [self._files_checked + self.refresh_s]
+        due = [self._files_checked + self._files_interval()]
         if self.fabric is not None:
             due.append(self._fabric_checked + self.fabric_refresh_s)
         return max(IDLE_POLL_S, min(due) - now)

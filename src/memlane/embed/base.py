@@ -59,6 +59,11 @@ class Embedder:
     #: (layer 3, then layer 4, then the knowledge domain, in one hook request)
     QUERY_CACHE = 32
 
+    def keep_resident(self) -> None:
+        """A resident process (the daemon) will embed prompts for hours: ask the OS to read the
+        model's memory-mapped weights in now, so that a prompt's rare token never waits on a disk
+        read. Nothing to do for a model held in memory already."""
+
     def embed_query(self, text: str) -> "np.ndarray":
         cache = self.__dict__.setdefault("_query_cache", {})
         vector = cache.pop(text, None)

@@ -91,6 +91,9 @@ class E5OnnxEmbedder(Embedder):
 
         self._session, self._table, self._tokenizer, self._bos, self._eos = _load()
 
+    def keep_resident(self) -> None:
+        self._table.source.keep_resident()
+
     def _pooled(self, text: str):
         """Mean of the last hidden states, windows of 510 tokens weighted by their length."""
         ids = self._tokenizer.encode(text)

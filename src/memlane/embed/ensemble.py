@@ -61,6 +61,10 @@ class _Joined(Embedder):
     def __init__(self) -> None:
         self.parts = ((self.e5_class(), math.sqrt(E5_WEIGHT)), (MiniLMEmbedder(), math.sqrt(MINILM_WEIGHT)))
 
+    def keep_resident(self) -> None:
+        for model, _scale in self.parts:
+            model.keep_resident()
+
     def embed_batch(self, texts: Sequence[str], *, is_query: bool):
         import numpy as np
 

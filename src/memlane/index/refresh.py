@@ -92,11 +92,12 @@ class Refresher:
         self.shadowed: list[tuple] = []
 
     # -- the stamp ---------------------------------------------------------------------
-    def stamp(self, embedder_name: str | None, found: Walk | None = None) -> tuple[str, str]:
+    def stamp(self, embedder_name: str | None, found: Walk | None = None, *,
+              pause: Callable[[], None] | None = None) -> tuple[str, str]:
         """(meta key, what the files and settings look like now): a stat walk only (``found``:
-        one already made)."""
+        one already made; ``pause``: as ``walk``'s)."""
         key = f"files:{embedder_name or '-'}"
-        return key, (found or walk(self.specs)).digest + self._settings()
+        return key, (found or walk(self.specs, pause)).digest + self._settings()
 
     def _settings(self) -> str:
         settings = (f"{self.config.embed.long_notes}|{self.config.index.max_file_bytes}|{len(MIGRATIONS)}|"

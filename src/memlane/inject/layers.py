@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import Bracket, InjectConfig
+from ..deferred import later
 from ..guards.exits import unit_risks
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
@@ -102,7 +103,7 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
             parts.append(title + "\n" + "\n".join(lines))
             room -= len(title) + 2
     if not dry_run:
-        state.save()
+        later(state.save)
     text = (START_HEADER + "\n\n" + "\n\n".join(parts)) if parts else ""
     report["chars"] = len(text)
     return Injection(text, report)
@@ -179,7 +180,7 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
             state.mark(item.key, content_hash(item), depth)
         for item in rendered.menu:
             state.mark(item.key, content_hash(item), "index")
-        state.save()
+        later(state.save)
     report["menu"] = [item.path for item in rendered.menu]
     report.update({"shown": [{"name": i.name, "depth": d, "path": i.path, "reached": i.reached,
                               **({"domain": i.type, "address": i.address} if i.address else {})}
