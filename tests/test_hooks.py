@@ -375,3 +375,25 @@ def test_recall_prompt_json_shows_what_the_hook_would_inject_and_why(hook_env, t
     assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload))
     bad = subprocess.run([*cmd[:5], str(tmp_path / "missing.json"), *cmd[6:]], capture_output=True, text=True)
     assert bad.returncode != 0 and "missing.json" in bad.stderr
+
+
+def test_the_hook_log_is_kept_small(tmp_path):
+    """Past its size the log becomes ``hook.log.1`` and a new one begins: two files at most."""
+    import logging
+
+    from memlane.adapters.hook import _HookLog
+
+    handler = _HookLog(tmp_path / "hook.log", max_bytes=200)
+    logger = logging.getLogger("memlane.test-hook-log")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        for n in range(40):
+            logger.warning("line %d of a hook's diagnostics", n)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["hook.log", "hook.log.1"]
+    assert "line 39" in (tmp_path / "hook.log").read_text()
+    assert all(p.stat().st_size < 400 for p in tmp_path.iterdir())

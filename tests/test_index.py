@@ -111,6 +111,24 @@ def test_schema_is_migrated_once(tmp_path):
     idx.close()
 
 
+def test_private_notes_and_path_notes_are_found_through_their_indexes(tmp_path):
+    """A fresh process asks for the private notes before every recall: an index lookup, not a
+    read of every note's metadata — and the answers are the scan's."""
+    from memlane.index.units import PRIVATE_SQL, WITH_PATHS_SQL
+
+    idx = Index(tmp_path / "i.sqlite")
+    idx.sync([Unit(uid="p", name="p", body="x", meta={"private": True}),
+              Unit(uid="g", name="g", body="y", meta={"paths": ["src/*.py"]}),
+              Unit(uid="n", name="n", body="z", meta={"private": False, "paths": []})])
+    for sql, index_name in ((PRIVATE_SQL, "units_private"), (WITH_PATHS_SQL, "units_with_paths")):
+        plan = " ".join(str(row) for row in idx.conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert f"INDEX {index_name}" in plan
+    names = {row[0]: row[1] for row in idx.conn.execute("SELECT id, name FROM units")}
+    assert [names[i] for i in idx.private_units()] == ["p"]
+    assert [names[i] for i in idx.units_with_paths()] == ["g"]
+    idx.close()
+
+
 def test_an_index_from_an_older_version_is_upgraded_in_place(store, tmp_path):
     """An index written before the lifecycle and clusters existed (schema 4) gains them on
     open, rebuilds its graph once, and recalls with the whole pipeline."""

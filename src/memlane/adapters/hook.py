@@ -18,7 +18,6 @@ import logging
 import os
 import sys
 import time
-from logging.handlers import RotatingFileHandler
 
 from ..config import cache_home
 from .agents import DEFAULT, PROMPT, SESSION_START, load
@@ -30,13 +29,35 @@ HOOK_BUSY_MS = 300
 log = logging.getLogger("memlane")
 
 
+class _HookLog(logging.FileHandler):
+    """``hook.log``, kept small: past ``max_bytes`` the file becomes ``hook.log.1`` (the one
+    before that is dropped) and a new one begins. ``logging.handlers``' rotating handler does the
+    same but imports sockets, pickle and queues into every fresh hook process (~5 ms)."""
+
+    def __init__(self, path, max_bytes: int):
+        super().__init__(path, encoding="utf-8", delay=True)
+        self.max_bytes = max_bytes
+
+    def emit(self, record) -> None:
+        try:
+            if self.stream is None:
+                self.stream = self._open()
+            if self.stream.tell() >= self.max_bytes:
+                self.stream.close()
+                os.replace(self.baseFilename, self.baseFilename + ".1")
+                self.stream = self._open()
+        except OSError:
+            pass  # not rotated: still logged, below
+        super().emit(record)
+
+
 def _file_logging() -> None:
     """Hook diagnostics go to a small rotating file: the host shows a hook's stderr only in
     its debug log, and stdout is protocol."""
     try:
         path = cache_home() / "hook.log"
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = RotatingFileHandler(path, maxBytes=1_000_000, backupCount=1, encoding="utf-8")
+        handler = _HookLog(path, max_bytes=1_000_000)
         handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s: %(message)s"))
         handler.addFilter(RedactingFilter())  # a log line quotes prompts and errors: no secret in it
         root = logging.getLogger("memlane")

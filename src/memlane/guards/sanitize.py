@@ -43,7 +43,6 @@ compiled on first use, never at import (the hook path counts import time).
 
 from __future__ import annotations
 
-import html
 import itertools
 import re
 import unicodedata
@@ -126,29 +125,42 @@ _FOLDABLE = ("\u00c0-\u024f\u0250-\u02af\u02bc\u0370-\u058f\u13a0-\u13ff\u1d00-\
 _SEP, _TOKEN = r"[ .\-_*+~/·•]", r"[\w@$]"
 
 
+class _Compiled(dict):
+    """Patterns by name, each compiled the first time it is asked for (a fresh hook process
+    that strips one plain text needs one of them, not all thirteen)."""
+
+    def __init__(self, sources: dict[str, tuple[str, int]]):
+        super().__init__()
+        self.sources = sources
+
+    def __missing__(self, name: str) -> re.Pattern:
+        pattern = self[name] = re.compile(*self.sources[name])
+        return pattern
+
+
 @cache
 def _re() -> dict[str, re.Pattern]:
-    """Every pattern this module uses, compiled once, on first use."""
+    """Every pattern this module uses, by name, each compiled once, on first use."""
     csi, esc = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?", r"\x1b[ -/]*[0-~]?"
-    return {
+    return _Compiled({
         # for display: a string sequence (OSC, DCS, SOS, PM, APC) goes with its payload, up to
         # its terminator (BEL or ST) or the end of the line
-        "controls": re.compile(rf"{csi}|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c\n]*"
-                               rf"(?:\x07|\x1b\\|\x9c)?|{esc}|[{_CONTROLS}]"),
+        "controls": (rf"{csi}|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c\n]*"
+                     rf"(?:\x07|\x1b\\|\x9c)?|{esc}|[{_CONTROLS}]", 0),
         # for screening: the payload of a string sequence is text a model reads, so it stays
-        "screen": re.compile(rf"{csi}|{esc}|[{_CONTROLS}]"),
-        "breaks": re.compile(r"[\r\v\f\x1c-\x1e\x85]|<br\s*/?>", re.I),
-        "suspect": re.compile(f"[{_CONTROLS}]"),
-        "tags": re.compile(r"[\U000e0020-\U000e007e]"),
-        "invisible": re.compile(f"[{_INVISIBLE}]"),
-        "foldable": re.compile(f"[{_FOLDABLE}]"),
-        "leet": re.compile(r"[a-z][013457@$]|[013457@$][a-z]"),
-        "token": re.compile(r"[a-z0-9@$]*"),
-        "token_end": re.compile(r"[a-z0-9@$]*\Z"),
-        "spaced_hint": re.compile(f"{_SEP}{_TOKEN}{_SEP}{_TOKEN}(?:{_SEP}|(?!{_TOKEN}))"),
-        "spaced": re.compile(rf"(?<!{_TOKEN}){_TOKEN}(?:{_SEP}{_TOKEN}){{2,}}(?!{_TOKEN})"),
-        "spacer": re.compile(_SEP),
-    }
+        "screen": (rf"{csi}|{esc}|[{_CONTROLS}]", 0),
+        "breaks": (r"[\r\v\f\x1c-\x1e\x85]|<br\s*/?>", re.I),
+        "suspect": (f"[{_CONTROLS}]", 0),
+        "tags": (r"[\U000e0020-\U000e007e]", 0),
+        "invisible": (f"[{_INVISIBLE}]", 0),
+        "foldable": (f"[{_FOLDABLE}]", 0),
+        "leet": (r"[a-z][013457@$]|[013457@$][a-z]", 0),
+        "token": (r"[a-z0-9@$]*", 0),
+        "token_end": (r"[a-z0-9@$]*\Z", 0),
+        "spaced_hint": (f"{_SEP}{_TOKEN}{_SEP}{_TOKEN}(?:{_SEP}|(?!{_TOKEN}))", 0),
+        "spaced": (rf"(?<!{_TOKEN}){_TOKEN}(?:{_SEP}{_TOKEN}){{2,}}(?!{_TOKEN})", 0),
+        "spacer": (_SEP, 0),
+    })
 
 
 @cache
@@ -192,6 +204,8 @@ def prepare(text: str) -> str:
     has anything to do: most notes are plain text and cost a few scans."""
     rx, text = _re(), text or ""
     if "&" in text:
+        import html  # only for a text with an entity in it (~2 ms to import)
+
         text = html.unescape(text)
     wide = not text.isascii()
     if wide and rx["tags"].search(text):

@@ -11,8 +11,9 @@ prefix the rule is that exact format; the assignment rules (``DB_PASSWORD=…``,
 (not a placeholder such as ``$VAR`` or ``<token>``, not a bare identifier, and — for names
 like ``token`` or ``key`` — random-looking) before it counts.
 
-Cost: nothing compiles at import (the hook path measures import time); the rules compile on
-first use. Every rule names keywords; one pass of substring checks over the lower-cased text
+Cost: nothing compiles at import (the hook path measures import time); a rule compiles the
+first time a text holds one of its keywords (a fresh hook process compiles a handful, not all
+66: ~10 ms). Every rule names keywords; one pass of substring checks over the lower-cased text
 finds which occur, and a rule runs only on the lines that hold one of its own — so a note
 without a secret costs those checks plus a few regex scans over a handful of lines.
 """
@@ -221,12 +222,14 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
 )
 
 
+_KEYWORDS = frozenset(k for _, words, _, _, _ in _RULES for k in words)
+
+
 @cache
-def _compiled() -> tuple[list[tuple[str, tuple[str, ...], re.Pattern[str], int, object]], frozenset[str]]:
-    """The rule table compiled on first use (ASCII classes: CJK around a secret is a boundary),
-    and every keyword of every rule."""
-    rules = [(fam, kw, re.compile(pat, re.ASCII | re.S), grp, chk) for fam, kw, pat, grp, chk in _RULES]
-    return rules, frozenset(k for _, kw, _, _, _ in _RULES for k in kw)
+def _pattern(index: int) -> re.Pattern[str]:
+    """Rule ``index``'s pattern, compiled the first time it is needed (ASCII classes: CJK around
+    a secret is a boundary)."""
+    return re.compile(_RULES[index][2], re.ASCII | re.S)
 
 
 def _span(text: str, m: re.Match[str], group: int) -> tuple[int, int, bool]:
@@ -260,17 +263,17 @@ def _lines_holding(text: str, low: str, keywords: tuple[str, ...]) -> list[tuple
 
 def _spans(text: str) -> list[tuple[int, int, int, str]]:
     """Every secret span (start, end, rule index, family), overlapping ones merged."""
-    rules, keywords = _compiled()
     low = text.lower()
-    present = {k for k in keywords if k in (low if k == k.lower() else text)}  # the cheap pre-check
+    present = {k for k in _KEYWORDS if k in (low if k == k.lower() else text)}  # the cheap pre-check
     found = []
-    for index, (family, words, pattern, group, check) in enumerate(rules):
+    for index, (family, words, _source, group, check) in enumerate(_RULES):
         if not words:
             windows = [(0, len(text))]
         elif present.isdisjoint(words):
             continue
         else:
             windows = _lines_holding(text, low, tuple(k for k in words if k in present))
+        pattern = _pattern(index)
         for line_start, line_end in windows:
             for m in pattern.finditer(text, line_start, line_end):
                 start, end, quoted = _span(text, m, group)

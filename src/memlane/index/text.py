@@ -13,11 +13,18 @@ import math
 
 import re
 import unicodedata
+from functools import cache
 
 _CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_FIRST = "\u1100"  # the lowest code point of those ranges
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_HAS_CJK = re.compile(f"[{_CJK}]")
+
+
+@cache
+def _cjk_run() -> re.Pattern[str]:
+    """Compiled on first need (its wide classes cost ~2 ms to compile: a fresh hook process
+    whose text is all below U+1100 never pays it)."""
+    return re.compile(f"[{_CJK}]+")
 
 # Short English stopword list: words that carry no intent in a prompt.
 STOPWORDS = frozenset(
@@ -36,7 +43,7 @@ STOPWORDS = frozenset(
 
 
 def has_cjk(text: str) -> bool:
-    return bool(_HAS_CJK.search(text))
+    return bool(text) and max(text) >= _CJK_FIRST and _cjk_run().search(text) is not None
 
 
 def _bigrams(run: str) -> str:
@@ -50,7 +57,7 @@ def fts_text(text: str) -> str:
     text = unicodedata.normalize("NFC", text or "")
     if not has_cjk(text):
         return text
-    return _CJK_RUN.sub(lambda m: f" {_bigrams(m.group(0))} ", text)
+    return _cjk_run().sub(lambda m: f" {_bigrams(m.group(0))} ", text)
 
 
 def query_terms(text: str, *, limit: int = 64) -> list[str]:

@@ -21,6 +21,12 @@ _COLUMNS = ("id", "uid", "name", "title", "description", "keywords", "body", "pa
             "meta", "hash", "indexed_at")
 
 
+#: the private notes and those naming ``paths:``, each read through its partial index (schema
+#: migration 8 states the same conditions: SQLite uses such an index only for the very same terms)
+PRIVATE_SQL = "SELECT id FROM units WHERE json_extract(meta, '$.private') = 1"
+WITH_PATHS_SQL = "SELECT id FROM units WHERE json_array_length(json_extract(meta, '$.paths')) > 0"
+
+
 class UnitRows:
     """The units table, its full-text rows and chunks (a mixin of ``SQLiteIndex``)."""
 
@@ -208,13 +214,11 @@ class UnitRows:
 
     def units_with_paths(self) -> list[int]:
         """Units that declare ``paths:`` globs (kept until the index changes)."""
-        return self._cached("units_with_paths", lambda: [i for (i,) in self.conn.execute(
-            "SELECT id FROM units WHERE json_array_length(json_extract(meta, '$.paths')) > 0")])
+        return self._cached("units_with_paths", lambda: [i for (i,) in self.conn.execute(WITH_PATHS_SQL)])
 
     def private_units(self) -> frozenset[int]:
         """Units marked ``private: true`` (kept until the index changes)."""
-        return self._cached("private_units", lambda: frozenset(i for (i,) in self.conn.execute(
-            "SELECT id FROM units WHERE json_extract(meta, '$.private') = 1")))
+        return self._cached("private_units", lambda: frozenset(i for (i,) in self.conn.execute(PRIVATE_SQL)))
 
     def recall_keywords(self) -> list[tuple[int, str, list[str]]]:
         """(unit, scope, its ``recall:`` keywords) for every unit that has some."""
