@@ -102,3 +102,17 @@ def test_the_file_keeps_the_newest_verdicts_within_its_cap(tmp_path, monkeypatch
         rows = conn.execute("SELECT key FROM verdicts").fetchall()
     assert 5 <= len(rows) <= 10  # trimmed to the newest half whenever the cap is reached
     assert (key_of("note 34"),) in rows and (key_of("note 0"),) not in rows
+
+
+def test_a_file_that_breaks_under_an_open_connection_is_opened_afresh(tmp_path):
+    import sqlite3
+
+    path = str(tmp_path / "i.sqlite.screened")
+    verdicts = Verdicts(path)  # a resident process: one connection, kept open
+    verdicts.risks(["first note"], lambda text: None)
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE verdicts")  # the file changed under it (cleaned, rebuilt)
+    verdicts.risks(["second note"], lambda text: None)  # the read fails: screened, and kept anew
+    screened = []
+    assert Verdicts(path).risks(["second note"], lambda text: screened.append(text)) == [None]
+    assert screened == []  # the later process read it from the file

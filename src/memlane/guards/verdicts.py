@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import sqlite3
+import threading
 from functools import cache
 from typing import Callable
 
@@ -52,6 +54,8 @@ class Verdicts:
     def __init__(self, path: str | None):
         self.path = path
         self._seen: dict[str, str] = {}  # key -> verdict ("" safe) read or kept by this process
+        self._conn: sqlite3.Connection | None = None  # kept open: a resident process reads and writes often
+        self._lock = threading.Lock()
 
     def risks(self, texts: list[str], screen: Callable[[str], str | None]) -> list[str | None]:
         if rules_version() is None:
@@ -78,18 +82,28 @@ class Verdicts:
             self._seen.clear()
         return out
 
+    def _connection(self) -> sqlite3.Connection | None:
+        """The open connection, or a new one (after a failure, the next call opens afresh)."""
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    def _failed(self, exc: BaseException, what: str) -> None:
+        log.debug("screening verdicts not %s (%s)", what, exc)
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
     def _connect(self) -> sqlite3.Connection | None:
         if not self.path or self.path == ":memory:":
             return None
-        import os
-
         try:
             if os.stat(self.path).st_uid != os.getuid():  # only a file of this user's own is believed
                 log.warning("screening verdicts in %s belong to another user: not used", self.path)
                 return None
         except FileNotFoundError:
             pass
-        conn = sqlite3.connect(self.path, timeout=0.05, isolation_level=None)
+        conn = sqlite3.connect(self.path, timeout=0.05, isolation_level=None, check_same_thread=False)
         # a cache: write-ahead logging without a sync per commit (a crash loses the newest verdicts, never the file)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -97,22 +111,27 @@ class Verdicts:
         return conn
 
     def _read(self, keys: list[str]) -> dict[str, str]:
-        try:
-            conn = self._connect()
-            if conn is None:
-                return {}
-            with conn:
+        with self._lock:
+            try:
+                conn = self._connection()
+                if conn is None:
+                    return {}
                 marks = ",".join("?" * len(keys))
                 return dict(conn.execute(f"SELECT key, verdict FROM verdicts WHERE key IN ({marks})", keys))
-        except (sqlite3.Error, OSError) as exc:
-            log.debug("screening verdicts not read (%s): screening again", exc)
-            return {}
+            except (sqlite3.Error, OSError) as exc:
+                self._failed(exc, "read: screening again")
+                return {}
 
     def _write(self, fresh: dict[str, str]) -> None:
-        try:
-            conn = self._connect()
-            if conn is None:
-                return
+        with self._lock:
+            try:
+                self._write_now(fresh)
+            except (sqlite3.Error, OSError) as exc:
+                self._failed(exc, "kept")
+
+    def _write_now(self, fresh: dict[str, str]) -> None:
+        conn = self._connection()
+        if conn is not None:
             with conn:  # one transaction for the lot (autocommit would sync once per verdict)
                 conn.execute("BEGIN")
                 conn.executemany("INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)", fresh.items())
@@ -121,5 +140,3 @@ class Verdicts:
                 low, high = conn.execute("SELECT min(rowid), max(rowid) FROM verdicts").fetchone()
                 if high - low >= MAX_ROWS:
                     conn.execute("DELETE FROM verdicts WHERE rowid <= ?", (high - MAX_ROWS // 2,))
-        except (sqlite3.Error, OSError) as exc:
-            log.debug("screening verdicts not kept (%s)", exc)
