@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .associate.build import GRAPH_VERSION, rebuild_graph
+from .associate.build import GRAPH_VERSION, UNSETTLED, rebuild_graph, settle_graph, settlement
 from .config import Config, Depth, Fusion, cache_home, data_home, load_config
 from .embed import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from .guards.privacy import OUTSIDE
@@ -355,6 +355,30 @@ class Memory:
     @property
     def usage(self) -> Usage:
         return Usage(self.index, self.hit_log, self.config.lifecycle)
+
+    def graph_unsettled(self) -> bool:
+        """Whether a large store's link edit left hubs, clusters and constellations to settle
+        (``associate/build.py``)."""
+        try:
+            return self.index.get_meta("graph") == UNSETTLED
+        except (sqlite3.Error, OSError):
+            return False
+
+    def settle_graph(self, plan=None) -> bool:
+        """Recompute the link graph's structure if it is unsettled (or store ``plan``, from
+        ``graph_settlement``); returns whether it did."""
+        return settle_graph(self.index, plan) if self.graph_unsettled() else False
+
+    def graph_settlement(self):
+        """The settled structure computed on a connection of its own (``associate.build.settlement``):
+        a resident process computes it outside its lock, then stores it with ``settle_graph``."""
+        from .index.sqlite import SQLiteIndex
+
+        reader = SQLiteIndex(self.index_path)
+        try:
+            return settlement(reader)
+        finally:
+            reader.close()
 
     def maintain_lifecycle(self, *, team: bool = True) -> None:
         """Fold new hit-log lines into the index and, at most hourly, move notes between

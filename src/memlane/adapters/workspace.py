@@ -248,7 +248,9 @@ class Workspace:
 
     def refresh_files_due(self) -> None:
         """At most every ``refresh_s``: a stat walk (outside the lock: requests go on meanwhile),
-        then, under the lock, a refresh only if the files changed, and the hit-log folded in."""
+        then, under the lock, a refresh only if the files changed, and the hit-log folded in. In
+        the background only: a link graph a large store's edit left unsettled, computed outside
+        the lock and stored under it (``associate/build.py``)."""
         memory, now = self.memory, self.clock()
         if memory is None or now - self._files_checked < self._files_interval():
             return
@@ -264,6 +266,11 @@ class Workspace:
                     memory.refresh(force=False, recheck=True)
                     self._files_stamp = stamp
                 memory.maintain_lifecycle()  # new uses in; states moved at most hourly
+            if self._refresher is not None and memory.graph_unsettled():  # ~10 s at 100k: off the lock
+                plan = memory.graph_settlement()
+                with self.lock:
+                    if memory is self.memory and plan is not None:
+                        memory.settle_graph(plan)
         except Exception as exc:  # noqa: BLE001 - the index stays as it is; the next round tries again
             log.info("file check failed: %s", exc)
 

@@ -1,15 +1,30 @@
 """Computing the link graph a store keeps: edges from the notes' links, future-write markers,
 what supersedes what, and — when the edges or the notes changed — hubs (in-degree, PageRank),
-clusters and constellations. The store only keeps what this computes (``replace_graph``)."""
+clusters and constellations. The store only keeps what this computes (``replace_graph``).
+
+A large store whose edit moved only some notes' own links is not rebuilt whole (~10 s at 100k
+notes): ``relink`` re-resolves just those notes' links and their targets' in-degree, and marks
+the whole-graph structure — PageRank, clusters, constellations — *unsettled*; recall reads the
+new edges at once and the structure as it was, until ``settle_graph`` recomputes it (the
+daemon in the background, ``memlane index`` in the foreground) or a complete refresh does."""
 
 from __future__ import annotations
 
-from ..index.storage import GraphData
-from .graph import on_cycles, resolve_links, superseded_map
+from ..index.storage import Edge, GraphData
+from ..store.links import link_key
+from .graph import _keys, _resolve, on_cycles, resolve_links, superseded_map
 from .structure import clusters, constellations, in_degree, pagerank
 
 #: bump when the graph is computed differently: every index then rebuilds it on its next refresh
 GRAPH_VERSION = "5"
+#: the stored graph version while its structure waits to settle (``relink``)
+UNSETTLED = GRAPH_VERSION + ":unsettled"
+#: from this many notes up, an edit that moved only some notes' links relinks them in place
+RELINK_FROM = 20_000
+#: what a note's own links make; ``supersedes`` and ``MEMORY.md`` sections are rebuilt whole
+LINK_KINDS = ("wiki", "markdown", "mention")
+#: more distinct targets than this in one edit: rebuilt whole (one query binds each once)
+RELINK_MAX_TARGETS = 400
 
 
 def build_graph(units: list[dict], stored: tuple[set, set, str | None] | None = None) -> GraphData:
@@ -31,11 +46,76 @@ def build_graph(units: list[dict], stored: tuple[set, set, str | None] | None = 
     return data
 
 
-def rebuild_graph(store, changed: bool = True) -> bool:
+def rebuild_graph(store, changed: bool = True, edited: tuple[dict, dict] | None = None) -> bool:
     """Recompute and store ``store``'s graph when its units ``changed`` or it was computed by an
-    older version; returns whether it did."""
-    if not changed and store.get_meta("graph") == GRAPH_VERSION:
-        return False
+    older version; returns whether it did. ``edited``: (before, after) link facts by uid of the
+    only notes that changed — their links alone are re-resolved when ``relink`` can."""
+    state = store.get_meta("graph")
+    if not changed and state in (GRAPH_VERSION, UNSETTLED):
+        return False  # an unsettled structure waits for settle_graph, not for every refresh
+    if changed and edited is not None and relink(store, *edited):
+        return True
     with store.transaction():  # read and write in one go: another process's sync cannot come between
         store.replace_graph(build_graph(store.link_facts(), store.stored_structure()))
+    return True
+
+
+def settle_graph(store, plan: tuple[int, GraphData] | None = None) -> bool:
+    """Recompute the whole-graph structure if ``relink`` left it unsettled, or store ``plan``
+    (``settlement``'s, computed elsewhere) unless the index moved since it was read; returns
+    whether the structure was stored."""
+    with store.transaction():
+        if store.get_meta("graph") != UNSETTLED or (plan is not None and plan[0] != store.generation):
+            return False
+        store.replace_graph(plan[1] if plan is not None else build_graph(store.link_facts(), store.stored_structure()))
+    return True
+
+
+def settlement(reader) -> tuple[int, GraphData] | None:
+    """(the generation read at, the settled graph) from one read of ``reader`` — a connection of
+    its own, so that a resident process computes it while requests go on — or None when nothing
+    is unsettled."""
+    with reader.snapshot():
+        if reader.get_meta("graph") != UNSETTLED:
+            return None
+        return reader.generation, build_graph(reader.link_facts(), reader.stored_structure())
+
+
+def relink(store, before: dict[str, dict], after: dict[str, dict]) -> bool:
+    """Store the edited notes' own edges anew (``before``: their stored link facts, with ids;
+    ``after``: what they hold now) — when the store is large, only ``links`` moved, and every
+    target is plain ASCII; False otherwise (the caller rebuilds the whole graph)."""
+    if not hasattr(store, "replace_links_of") or store.node_count() < RELINK_FROM:
+        return False
+    for uid, now in after.items():
+        was = before[uid]["meta"]
+        if any(was.get(k) != now["meta"].get(k) for k in ("supersedes", "superseded_by", "index_section", "store")):
+            return False  # what supersedes what, and sections, are whole-graph facts
+        if not all(link_key(target).isascii() for target, _ in now["meta"].get("links", [])):
+            return False  # matched in SQL by ASCII case folding: anything else is resolved whole
+    keys = sorted({link_key(t) for now in after.values() for t, _ in now["meta"].get("links", [])} - {""})
+    if len(keys) > RELINK_MAX_TARGETS:
+        return False
+    by_key: dict[str, list[dict]] = {}
+    for candidate in store.units_like([key.split("-") for key in keys]):
+        for key in _keys(candidate["name"], candidate["path"]):
+            by_key.setdefault(key, []).append(candidate)
+    changes = []
+    for uid, now in after.items():
+        unit = {"id": before[uid]["id"], "path": now["path"]}
+        edges, missing, seen = [], [], set()
+        for target, kind in now["meta"].get("links", []):
+            found = _resolve(target, unit, by_key)
+            if not found and kind == "wiki":
+                missing.append((unit["id"], target, kind))
+            for dst in found:
+                edge = (unit["id"], dst["id"], kind)
+                if dst["id"] != unit["id"] and edge not in seen:
+                    seen.add(edge)
+                    edges.append(Edge(*edge))
+        changes.append((unit["id"], edges, missing))
+    with store.transaction():
+        for src, edges, missing in changes:
+            store.replace_links_of(src, edges, missing, LINK_KINDS)
+        store.set_meta("graph", UNSETTLED)
     return True

@@ -58,6 +58,37 @@ class GraphStore:
                 self.set_meta("graph", graph.version)
             self._bump_generation()
 
+    def units_like(self, phrases: list[list[str]]) -> list[dict]:
+        """id, name and path of every unit whose name or path holds the words of one of
+        ``phrases`` in that order (ASCII case folded): every unit the link keys of those words
+        can name, and a few more — in one pass over the units."""
+        patterns = ["%" + "%".join(w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in words) + "%"
+                    for words in phrases]
+        if not patterns:
+            return []
+        where = " OR ".join(f"name LIKE ?{n} ESCAPE '\\' OR path LIKE ?{n} ESCAPE '\\'"
+                            for n in range(1, len(patterns) + 1))
+        return [{"id": i, "name": n, "path": p}
+                for i, n, p in self.conn.execute(f"SELECT id, name, path FROM units WHERE {where}", patterns)]
+
+    def replace_links_of(self, src: int, edges: list, missing: list[tuple[int, str, str]],
+                         kinds: tuple[str, ...]) -> None:
+        """``src``'s edges of ``kinds`` and its future-write markers replaced (inside the
+        caller's transaction); the in-degree of every note they pointed or now point at
+        recounted as ``build_graph`` counts it."""
+        marks = ",".join("?" * len(kinds))
+        old = {dst for (dst,) in self.conn.execute(f"SELECT dst FROM edges WHERE src = ? AND kind IN ({marks})",
+                                                   (src, *kinds))}
+        self.conn.execute(f"DELETE FROM edges WHERE src = ? AND kind IN ({marks})", (src, *kinds))
+        self.conn.executemany("INSERT OR IGNORE INTO edges(src, dst, kind) VALUES (?,?,?)",
+                              [(e.src, e.dst, e.kind) for e in edges])
+        self.conn.execute("DELETE FROM missing_links WHERE src = ?", (src,))
+        self.conn.executemany("INSERT INTO missing_links(src, target, kind) VALUES (?,?,?)", missing)
+        self.conn.executemany(
+            "UPDATE graph_nodes SET in_degree = (SELECT count(DISTINCT src) FROM edges WHERE dst = ?1 AND src != dst"
+            " AND kind NOT IN ('supersedes', 'index')) WHERE unit = ?1", [(dst,) for dst in old | {e.dst for e in edges}])
+        self._bump_generation()
+
     # -- the queries recall runs ---------------------------------------------------------
     def node_count(self) -> int:
         return self._cached("node_count", lambda: self.conn.execute("SELECT count(*) FROM graph_nodes").fetchone()[0])

@@ -37,7 +37,8 @@ from .vectors import embed_pending
 log = logging.getLogger("memlane.index")
 
 Progress = Callable[[str, int, int], None]
-GraphBuilder = Callable[[object, bool], None]  # (store, whether its units changed) -> None
+#: (store, whether its units changed, (before, after) link facts of the only units edited) -> None
+GraphBuilder = Callable[..., None]
 
 
 @dataclass
@@ -193,7 +194,9 @@ class Refresher:
                                 progress=(lambda d, t: progress("index", d, t)) if progress else None)
             if synced.healed:
                 return None  # a new, empty index: fill it completely
-            self.graph_builder(index, any(_links_of(u) != _links_of(before[u.uid]) for u in units))
+            moved = [u for u in units if _links_of(u) != _links_of(before[u.uid])]
+            self.graph_builder(index, bool(moved), edited=({u.uid: before[u.uid] for u in moved},
+                                                            {u.uid: _links_of(u) for u in moved}) if moved else None)
             embedded = self.embed(embedder, progress) if embedder is not None else 0
             index.save_parsed_rows(read[1])
         except (sqlite3.Error, OSError) as exc:

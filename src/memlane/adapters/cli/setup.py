@@ -62,6 +62,7 @@ def cmd_index(args) -> int:
     bar = ProgressBar()
     try:
         report = memory.refresh(embed=not args.no_embed, progress=bar, force=True)
+        memory.settle_graph()  # hubs, clusters and constellations a large store's link edit left to settle
     finally:
         bar.close()
     notice(memory)

@@ -1,0 +1,136 @@
+"""A large store's link edit (associate/build.py ``relink``): the edited note's own edges are
+re-resolved in place — the same edges, markers and in-degrees a whole rebuild stores — and the
+whole-graph structure (PageRank, clusters, constellations) is left unsettled until
+``settle_graph`` (``memlane index``, the daemon in the background) makes it a rebuild's again.
+Whatever ``relink`` cannot vouch for is rebuilt whole, as before."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import memlane.associate.build as build
+from conftest import write_note
+from memlane import Memory
+from memlane.associate.build import GRAPH_VERSION, UNSETTLED, build_graph
+
+
+def note(name: str, body: str, extra: str = "") -> str:
+    return f"---\nname: {name}\ndescription: about {name}\ntype: project\n{extra}---\n{body}\n"
+
+
+@pytest.fixture
+def store(tmp_path, sealed_env, monkeypatch):
+    monkeypatch.setattr(build, "RELINK_FROM", 3)  # a "large" store of a dozen notes
+    folder = tmp_path / "store"
+    for n in range(12):
+        write_note(folder, f"project_n{n}.md", note(f"n{n}", f"Note {n}. See [[n{(n + 1) % 12}]] and [[n{(n + 5) % 12}]]."))
+    write_note(folder / "sub", "project_deploy-guide.md", note("deploy guide", "How we deploy."))
+    write_note(folder, "project_deploy_guide.md", note("deploy_guide", "The other deploy guide."))
+    return folder
+
+
+def stored(memory) -> dict:
+    conn = memory.index.conn
+    return {"edges": set(conn.execute("SELECT src, dst, kind FROM edges")),
+            "missing": set(conn.execute("SELECT src, target, kind FROM missing_links")),
+            "nodes": {u: (d, round(r, 9), c) for u, d, r, c in conn.execute(
+                "SELECT unit, in_degree, pagerank, cluster FROM graph_nodes")},
+            "constellations": sorted(tuple(g) for g in memory.index.constellation_groups()),
+            "graph": memory.index.get_meta("graph")}
+
+
+def rebuilt(memory) -> dict:
+    """What a whole rebuild would store now."""
+    data = build_graph(memory.index.link_facts())
+    return {"edges": {(e.src, e.dst, e.kind) for e in data.edges}, "missing": set(data.missing),
+            "nodes": {u: (d, round(r, 9), c) for u, (d, r, c) in data.nodes.items()},
+            "constellations": sorted(tuple(sorted(m)) for m in data.constellations)}
+
+
+def edit(folder, name: str, body: str) -> None:
+    path = folder / f"project_{name}.md"
+    path.write_text(note(name, body), encoding="utf-8")
+    stat = path.stat()
+    import os
+
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000))
+
+
+def test_a_link_edit_relinks_in_place_as_a_rebuild_would(store, tmp_path):
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        before = stored(memory)
+        assert before["graph"] == GRAPH_VERSION
+        edit(store, "n3", "Note 3. Now see [[n0]], [[deploy guide]], [[N-7]] and [[no such note]]; n9.md too.")
+        assert memory.refresh().updated == 1
+        now, whole = stored(memory), rebuilt(memory)
+        assert now["graph"] == UNSETTLED
+        assert now["edges"] == whole["edges"] != before["edges"]  # the new edges, exactly a rebuild's
+        assert now["missing"] == whole["missing"]
+        assert {u: d for u, (d, _, _) in now["nodes"].items()} == {u: d for u, (d, _, _) in whole["nodes"].items()}
+        ids = {name: i for i, name in memory.index.conn.execute("SELECT id, name FROM units")}
+        assert (ids["n3"], ids["deploy_guide"], "wiki") in now["edges"]  # its own folder's answers first
+        assert (ids["n3"], ids["deploy guide"], "wiki") not in now["edges"]
+        assert {u: r for u, (_, r, _) in now["nodes"].items()} == {u: r for u, (_, r, _) in before["nodes"].items()}
+        edit(store, "n8", "Note 8, its body edited alone. See [[n9]] and [[n1]].")
+        memory.refresh()
+        assert stored(memory)["graph"] == UNSETTLED  # an unrelated edit does not rebuild it whole meanwhile
+        assert memory.settle_graph()
+        settled = stored(memory)
+        assert settled["graph"] == GRAPH_VERSION
+        assert {k: settled[k] for k in whole} == rebuilt(memory)
+
+
+@pytest.mark.parametrize("change", ["supersedes", "non-ascii", "small store"])
+def test_what_relink_cannot_vouch_for_is_rebuilt_whole(store, tmp_path, monkeypatch, change):
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        if change == "supersedes":
+            (store / "project_n3.md").write_text(note("n3", "Note 3.", "supersedes: [n4]\n"), encoding="utf-8")
+        elif change == "non-ascii":
+            edit(store, "n3", "Note 3. See [[Überblick]].")
+        else:
+            monkeypatch.setattr(build, "RELINK_FROM", 10_000)
+            edit(store, "n3", "Note 3. See [[n0]].")
+        memory.refresh()
+        now = stored(memory)
+        assert now["graph"] == GRAPH_VERSION
+        assert {k: now[k] for k in ("edges", "missing", "nodes", "constellations")} == rebuilt(memory)
+
+
+def test_memlane_index_settles_the_graph(store, tmp_path, capsys):
+    from memlane.adapters.cli import main
+
+    index = tmp_path / "i.sqlite"
+    with Memory([store], embedder="none", index_path=index) as memory:
+        memory.refresh()
+        edit(store, "n3", "Note 3. See [[n0]].")
+        memory.refresh()
+        assert memory.graph_unsettled()
+    assert main(["index", "--store", str(store), "--index", str(index), "--embedder", "none"]) == 0
+    with Memory([store], embedder="none", index_path=index) as memory:
+        assert not memory.graph_unsettled()
+        assert {k: v for k, v in stored(memory).items() if k != "graph"} == rebuilt(memory)
+
+
+def test_the_daemon_settles_the_graph_in_the_background(store, tmp_path):
+    from memlane.adapters import daemon
+
+    workspace = daemon.open_workspace(str(tmp_path), [str(store)], "none", str(tmp_path / "i.sqlite"), refresh_s=0.1)
+    try:
+        edit(store, "n3", "Note 3. See [[n0]] and [[n6]].")
+        deadline, settled = time.monotonic() + 20, False
+        while time.monotonic() < deadline and not settled:
+            time.sleep(0.1)
+            with workspace.held() as warm:
+                conn = warm.memory.index.conn
+                edges = set(conn.execute("SELECT src, dst, kind FROM edges"))
+                ids = {name: i for i, name in conn.execute("SELECT id, name FROM units")}
+                settled = (ids["n3"], ids["n6"], "wiki") in edges and not warm.memory.graph_unsettled()
+        assert settled
+        with workspace.held() as warm:
+            assert {k: v for k, v in stored(warm.memory).items() if k != "graph"} == rebuilt(warm.memory)
+    finally:
+        workspace.close()
