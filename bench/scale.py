@@ -21,8 +21,10 @@ is that process's own:
 - ``fresh``: one hybrid ``Memory.recall`` in a fresh process (with its refresh, as the CLI
   does): wall, CPU and peak RSS (``ru_maxrss``); repeated, the worst RSS kept;
 - ``refresh``: in a fresh process, the refresh when nothing changed, then after editing one
-  note's body, then after adding a link to one note; and a second body edit in the same (now
-  warm) process. Every edit is undone afterwards.
+  note's body, then after adding a link to one note (at 20k notes and up: the note relinked in
+  place, then the whole-graph structure settled as the daemon does it — computed, then stored —
+  each timed), and a second body edit in the same (now warm) process. Every edit is undone
+  afterwards.
 - ``cli`` (``--cli``): a fresh ``memlane recall`` process with the real embedder (model load and
   query embedding included), its wall time and peak RSS.
 
@@ -342,6 +344,11 @@ def role_refresh(args) -> dict:
             originals[path] = _edit(path, extra)
             report, wall, cpu = _timed(memory.refresh, profile=args.profile == "refresh" and label == "body_edit")
             out[label] = {"wall_ms": wall, "cpu_ms": cpu, "updated": report.updated, "embedded": report.embedded}
+            if label == "link_added" and memory.graph_unsettled():  # hubs, clusters, constellations: later
+                plan, wall, cpu = _timed(memory.graph_settlement)  # as the daemon computes it, off its lock
+                out["settle_computed"] = {"wall_ms": wall, "cpu_ms": cpu}
+                _, wall, cpu = _timed(lambda: memory.settle_graph(plan))
+                out["settle_stored"] = {"wall_ms": wall, "cpu_ms": cpu}
     finally:
         for path, text in originals.items():
             path.write_text(text, encoding="utf-8")
