@@ -397,3 +397,23 @@ def test_the_hook_log_is_kept_small(tmp_path):
     assert names == ["hook.log", "hook.log.1"]
     assert "line 39" in (tmp_path / "hook.log").read_text()
     assert all(p.stat().st_size < 400 for p in tmp_path.iterdir())
+
+
+def test_a_hook_log_that_cannot_be_written_loses_the_line_not_the_answer(sealed_env, tmp_path):
+    """A read-only cache or a folder where hook.log should be: the hook still answers."""
+    import io
+
+    from conftest import write_note
+    from memlane.adapters.hook import run_hook
+
+    (sealed_env / "cache").mkdir(parents=True, exist_ok=True)
+    (sealed_env / "cache" / "hook.log").mkdir()
+    store = tmp_path / "store"
+    write_note(store, "feedback_ci_cache.md", "---\nname: ci cache\ndescription: Key CI caches on the lockfile hash"
+               "\ntype: feedback\n---\nCaches keyed on branch names go stale after a rebase.\n")
+    out = io.StringIO()
+    payload = json.dumps({"session_id": "log-dir", "prompt": "why is the CI cache stale after a rebase?",
+                          "transcript_path": None, "cwd": str(tmp_path)})
+    assert run_hook("user-prompt-submit", stores=[str(store)], embedder="none", index=str(tmp_path / "i.sqlite"),
+                    stdin=io.StringIO(payload), stdout=out) == 0
+    assert "feedback_ci_cache" in out.getvalue()

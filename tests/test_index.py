@@ -310,3 +310,14 @@ def test_default_index_lives_in_the_cache_dir(store, sealed_env):
     with Memory([store, other], embedder="none") as different:
         assert different.index_path != str(path)
     assert os.listdir(store).count("MEMORY.md") == 1 and not list(store.glob("*.sqlite*"))
+
+
+def test_a_paths_field_that_is_not_a_list_is_stored_not_mistaken_for_corruption(tmp_path):
+    """Notes read from files always carry a list; another writer (the API, a domain) may not."""
+    idx = Index(tmp_path / "i.sqlite")
+    idx.sync([Unit(uid="s", name="s", body="x", meta={"paths": "src/*.py"}),
+              Unit(uid="l", name="l", body="y", meta={"paths": ["src/*.py"]})])
+    assert not idx.healed and idx.counts()["units"] == 2
+    names = {row[0]: row[1] for row in idx.conn.execute("SELECT id, name FROM units")}
+    assert [names[i] for i in idx.units_with_paths()] == ["l"]
+    idx.close()

@@ -134,3 +134,31 @@ def test_the_daemon_settles_the_graph_in_the_background(store, tmp_path):
             assert {k: v for k, v in stored(warm.memory).items() if k != "graph"} == rebuilt(warm.memory)
     finally:
         workspace.close()
+
+
+def test_a_graph_of_an_older_version_is_rebuilt_whole_not_relinked(store, tmp_path):
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        memory.index.set_meta("graph", "4")  # computed by an older memlane
+        edit(store, "n3", "Note 3. See [[n0]].")
+        memory.refresh()
+        assert stored(memory)["graph"] == GRAPH_VERSION
+
+
+def test_the_settling_process(store, tmp_path):
+    import subprocess
+    import sys
+
+    index = tmp_path / "i.sqlite"
+    with Memory([store], embedder="none", index_path=index) as memory:
+        memory.refresh()
+        edit(store, "n3", "Note 3. See [[n0]] and [[n6]].")
+        memory.refresh()
+        assert memory.graph_unsettled()
+    settle = [sys.executable, "-m", "memlane.associate.settle", str(index)]
+    assert subprocess.run(settle, timeout=120).returncode == 0
+    with Memory([store], embedder="none", index_path=index) as memory:
+        assert not memory.graph_unsettled()
+        assert {k: v for k, v in stored(memory).items() if k != "graph"} == rebuilt(memory)
+    assert subprocess.run(settle, timeout=120).returncode == 0  # nothing to settle: done
+    assert subprocess.run(settle[:-1], capture_output=True, timeout=120).returncode == 2

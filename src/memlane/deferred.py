@@ -27,16 +27,17 @@ def later(write: Callable[[], None]) -> None:
 
 @contextmanager
 def deferring() -> Iterator[None]:
-    """Hold ``later``'s writes until the block ends (also when it raises), then make them in
-    order; a failing write is logged and the others still made."""
+    """Hold ``later``'s writes until the block ends, then make them in order; a failing write is
+    logged and the others still made. A block that raises makes none: a request that did not
+    answer (past its deadline, its workspace lost to the judge's wait) leaves nothing behind."""
     pending: list = []
     token = _pending.set(pending)
     try:
         yield
     finally:
         _pending.reset(token)
-        for write in pending:
-            try:
-                write()
-            except Exception as exc:  # noqa: BLE001 - a cache or a session's state: never the answer's fault
-                log.warning("a deferred write failed: %s: %s", type(exc).__name__, exc)
+    for write in pending:
+        try:
+            write()
+        except Exception as exc:  # noqa: BLE001 - a cache or a session's state: never the answer's fault
+            log.warning("a deferred write failed: %s: %s", type(exc).__name__, exc)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .associate.build import GRAPH_VERSION, UNSETTLED, rebuild_graph, settle_graph, settlement
+from .associate.build import GRAPH_VERSION, UNSETTLED, rebuild_graph, settle_graph
 from .config import Config, Depth, Fusion, cache_home, data_home, load_config
 from .embed import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from .guards.privacy import OUTSIDE
@@ -364,21 +364,9 @@ class Memory:
         except (sqlite3.Error, OSError):
             return False
 
-    def settle_graph(self, plan=None) -> bool:
-        """Recompute the link graph's structure if it is unsettled (or store ``plan``, from
-        ``graph_settlement``); returns whether it did."""
-        return settle_graph(self.index, plan) if self.graph_unsettled() else False
-
-    def graph_settlement(self):
-        """The settled structure computed on a connection of its own (``associate.build.settlement``):
-        a resident process computes it outside its lock, then stores it with ``settle_graph``."""
-        from .index.sqlite import SQLiteIndex
-
-        reader = SQLiteIndex(self.index_path)
-        try:
-            return settlement(reader)
-        finally:
-            reader.close()
+    def settle_graph(self) -> bool:
+        """Recompute the link graph's structure if it is unsettled; returns whether it did."""
+        return settle_graph(self.index) if self.graph_unsettled() else False
 
     def maintain_lifecycle(self, *, team: bool = True) -> None:
         """Fold new hit-log lines into the index and, at most hourly, move notes between

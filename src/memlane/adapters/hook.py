@@ -39,16 +39,19 @@ class _HookLog(logging.FileHandler):
         self.max_bytes = max_bytes
 
     def emit(self, record) -> None:
+        """Never raises: a log that cannot be written (a read-only cache, a folder in its place)
+        loses the line, never the hook's answer."""
         try:
             if self.stream is None:
                 self.stream = self._open()
             if self.stream.tell() >= self.max_bytes:
                 self.stream.close()
+                self.stream = None
                 os.replace(self.baseFilename, self.baseFilename + ".1")
                 self.stream = self._open()
-        except OSError:
-            pass  # not rotated: still logged, below
-        super().emit(record)
+            super().emit(record)
+        except Exception:  # noqa: BLE001 - as logging's own handlers: report (when asked) and go on
+            self.handleError(record)
 
 
 def _file_logging() -> None:

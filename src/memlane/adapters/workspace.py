@@ -89,6 +89,7 @@ class Workspace:
         self._quiet.set()
         self._stopping = threading.Event()
         self._refresher: threading.Thread | None = None
+        self._settler = None  # the process settling the link graph (associate/settle.py), if one was started
 
     # -- opening --------------------------------------------------------------------
     def warm(self) -> None:
@@ -113,7 +114,10 @@ class Workspace:
             memory.refresh()  # index fresh and the model loaded before the first answer
             self._files_stamp = memory.files_stamp()
             if self._warm and memory.embedder is not None:
-                memory.embedder.keep_resident()  # its weights read in now, not page by page mid-prompt
+                try:
+                    memory.embedder.keep_resident()  # its weights read in now, not page by page mid-prompt
+                except OSError as exc:
+                    log.info("the model's weights could not be read in ahead: %s", exc)
         except BaseException:
             memory.close()  # not half open: the next call opens again
             raise
@@ -249,8 +253,8 @@ class Workspace:
     def refresh_files_due(self) -> None:
         """At most every ``refresh_s``: a stat walk (outside the lock: requests go on meanwhile),
         then, under the lock, a refresh only if the files changed, and the hit-log folded in. In
-        the background only: a link graph a large store's edit left unsettled, computed outside
-        the lock and stored under it (``associate/build.py``)."""
+        the background only: a link graph a large store's edit left unsettled is settled by a
+        process of its own (``associate/settle.py``), started unless one runs."""
         memory, now = self.memory, self.clock()
         if memory is None or now - self._files_checked < self._files_interval():
             return
@@ -266,13 +270,24 @@ class Workspace:
                     memory.refresh(force=False, recheck=True)
                     self._files_stamp = stamp
                 memory.maintain_lifecycle()  # new uses in; states moved at most hourly
-            if self._refresher is not None and memory.graph_unsettled():  # ~10 s at 100k: off the lock
-                plan = memory.graph_settlement()
-                with self.lock:
-                    if memory is self.memory and plan is not None:
-                        memory.settle_graph(plan)
+                unsettled = self._refresher is not None and memory.graph_unsettled()
+            if unsettled:
+                self._settle_aside(memory)
         except Exception as exc:  # noqa: BLE001 - the index stays as it is; the next round tries again
             log.info("file check failed: %s", exc)
+
+    def _settle_aside(self, memory) -> None:
+        if self._settler is not None and self._settler.poll() is None:
+            return  # still settling
+        import subprocess
+        import sys
+
+        try:
+            self._settler = subprocess.Popen(
+                [sys.executable, "-m", "memlane.associate.settle", str(memory.index_path)], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+        except OSError as exc:
+            log.info("could not start settling the link graph: %s", exc)
 
     def _files_interval(self) -> float:
         """How long after a stat walk the next one is due: ``refresh_s``, or longer for a walk so

@@ -5,8 +5,8 @@ clusters and constellations. The store only keeps what this computes (``replace_
 A large store whose edit moved only some notes' own links is not rebuilt whole (~10 s at 100k
 notes): ``relink`` re-resolves just those notes' links and their targets' in-degree, and marks
 the whole-graph structure — PageRank, clusters, constellations — *unsettled*; recall reads the
-new edges at once and the structure as it was, until ``settle_graph`` recomputes it (the
-daemon in the background, ``memlane index`` in the foreground) or a complete refresh does."""
+new edges at once and the structure as it was, until ``settle_graph`` recomputes it (a process
+the daemon starts, ``settle.py``; ``memlane index`` in the foreground) or a complete refresh does."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ UNSETTLED = GRAPH_VERSION + ":unsettled"
 RELINK_FROM = 20_000
 #: what a note's own links make; ``supersedes`` and ``MEMORY.md`` sections are rebuilt whole
 LINK_KINDS = ("wiki", "markdown", "mention")
-#: more distinct targets than this in one edit: rebuilt whole (one query binds each once)
-RELINK_MAX_TARGETS = 400
+#: more distinct targets than this in one edit: rebuilt whole (each is a LIKE over every note:
+#: ~15 ms apiece at 100k notes)
+RELINK_MAX_TARGETS = 50
 
 
 def build_graph(units: list[dict], stored: tuple[set, set, str | None] | None = None) -> GraphData:
@@ -53,7 +54,7 @@ def rebuild_graph(store, changed: bool = True, edited: tuple[dict, dict] | None 
     state = store.get_meta("graph")
     if not changed and state in (GRAPH_VERSION, UNSETTLED):
         return False  # an unsettled structure waits for settle_graph, not for every refresh
-    if changed and edited is not None and relink(store, *edited):
+    if changed and edited is not None and state in (GRAPH_VERSION, UNSETTLED) and relink(store, *edited):
         return True
     with store.transaction():  # read and write in one go: another process's sync cannot come between
         store.replace_graph(build_graph(store.link_facts(), store.stored_structure()))
@@ -72,9 +73,9 @@ def settle_graph(store, plan: tuple[int, GraphData] | None = None) -> bool:
 
 
 def settlement(reader) -> tuple[int, GraphData] | None:
-    """(the generation read at, the settled graph) from one read of ``reader`` — a connection of
-    its own, so that a resident process computes it while requests go on — or None when nothing
-    is unsettled."""
+    """(the generation read at, the settled graph) from one read of ``reader`` (``settle.py``
+    computes it, then stores it with ``settle_graph`` unless the index moved), or None when
+    nothing is unsettled."""
     with reader.snapshot():
         if reader.get_meta("graph") != UNSETTLED:
             return None
@@ -96,10 +97,20 @@ def relink(store, before: dict[str, dict], after: dict[str, dict]) -> bool:
     keys = sorted({link_key(t) for now in after.values() for t, _ in now["meta"].get("links", [])} - {""})
     if len(keys) > RELINK_MAX_TARGETS:
         return False
-    by_key: dict[str, list[dict]] = {}
-    for candidate in store.units_like([key.split("-") for key in keys]):
-        for key in _keys(candidate["name"], candidate["path"]):
-            by_key.setdefault(key, []).append(candidate)
+    with store.transaction():  # read and write in one go, as rebuild_graph does
+        by_key: dict[str, list[dict]] = {}
+        for candidate in store.units_like([key.split("-") for key in keys]):
+            for key in _keys(candidate["name"], candidate["path"]):
+                by_key.setdefault(key, []).append(candidate)
+        for src, edges, missing in _relinked(before, after, by_key):
+            store.replace_links_of(src, edges, missing, LINK_KINDS)
+        store.set_meta("graph", UNSETTLED)
+    return True
+
+
+def _relinked(before: dict[str, dict], after: dict[str, dict], by_key: dict[str, list[dict]]):
+    """(unit id, its edges, its future-write markers) for each edited note, as ``resolve_links``
+    makes them."""
     changes = []
     for uid, now in after.items():
         unit = {"id": before[uid]["id"], "path": now["path"]}
@@ -114,8 +125,4 @@ def relink(store, before: dict[str, dict], after: dict[str, dict]) -> bool:
                     seen.add(edge)
                     edges.append(Edge(*edge))
         changes.append((unit["id"], edges, missing))
-    with store.transaction():
-        for src, edges, missing in changes:
-            store.replace_links_of(src, edges, missing, LINK_KINDS)
-        store.set_meta("graph", UNSETTLED)
-    return True
+    return changes

@@ -180,7 +180,7 @@ MIGRATIONS: tuple[str, ...] = (
     #    notes as a scan); the queries in index/units.py repeat these conditions word for word
     """
     CREATE INDEX units_private ON units(id) WHERE json_extract(meta, '$.private') = 1;
-    CREATE INDEX units_with_paths ON units(id) WHERE json_array_length(json_extract(meta, '$.paths')) > 0;
+    CREATE INDEX units_with_paths ON units(id) WHERE json_array_length(meta, '$.paths') > 0;
     """,
 )
 

@@ -24,7 +24,7 @@ _COLUMNS = ("id", "uid", "name", "title", "description", "keywords", "body", "pa
 #: the private notes and those naming ``paths:``, each read through its partial index (schema
 #: migration 8 states the same conditions: SQLite uses such an index only for the very same terms)
 PRIVATE_SQL = "SELECT id FROM units WHERE json_extract(meta, '$.private') = 1"
-WITH_PATHS_SQL = "SELECT id FROM units WHERE json_array_length(json_extract(meta, '$.paths')) > 0"
+WITH_PATHS_SQL = "SELECT id FROM units WHERE json_array_length(meta, '$.paths') > 0"
 
 
 class UnitRows:
