@@ -162,3 +162,17 @@ def test_the_settling_process(store, tmp_path):
         assert {k: v for k, v in stored(memory).items() if k != "graph"} == rebuilt(memory)
     assert subprocess.run(settle, timeout=120).returncode == 0  # nothing to settle: done
     assert subprocess.run(settle[:-1], capture_output=True, timeout=120).returncode == 2
+
+
+def test_doctor_says_when_the_graph_waits_to_settle(store, tmp_path):
+    from memlane.adapters.doctor import check_index
+
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        assert not any("hub scores" in p.what for p in check_index(memory)[1])
+        edit(store, "n3", "Note 3. See [[n0]].")
+        memory.refresh()
+        problems = check_index(memory)[1]
+        assert any("hub scores" in p.what and "memlane index" in p.fix for p in problems)
+        memory.settle_graph()
+        assert not any("hub scores" in p.what for p in check_index(memory)[1])

@@ -89,6 +89,11 @@ def check_index(memory: Memory) -> tuple[dict | None, list[Problem]]:
     if integrity:
         problems.append(Problem(f"the index is damaged: {integrity}", str(memory.index_path),
                                 "run `memlane index` (a damaged index is moved aside and rebuilt)"))
+    if memory.graph_unsettled():
+        problems.append(Problem("after a link edit in this large store, the notes' hub scores, clusters and "
+                                "constellations are still those from before it (recall follows the new link already)",
+                                str(memory.index_path), "run `memlane index`, or keep the daemon running "
+                                "(`memlane serve --daemon`): it settles them in the background within a minute"))
     return report.as_dict(), problems
 
 
