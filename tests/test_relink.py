@@ -100,15 +100,21 @@ def test_what_relink_cannot_vouch_for_is_rebuilt_whole(store, tmp_path, monkeypa
         assert {k: now[k] for k in ("edges", "missing", "nodes", "constellations")} == rebuilt(memory)
 
 
-def test_memlane_index_settles_the_graph(store, tmp_path, capsys):
-    from memlane.adapters.cli import main
-
+def unsettled_index(store, tmp_path):
+    """An index whose graph a link edit left unsettled."""
     index = tmp_path / "i.sqlite"
     with Memory([store], embedder="none", index_path=index) as memory:
         memory.refresh()
-        edit(store, "n3", "Note 3. See [[n0]].")
+        edit(store, "n3", "Note 3. See [[n0]] and [[n6]].")
         memory.refresh()
         assert memory.graph_unsettled()
+    return index
+
+
+def test_memlane_index_settles_the_graph(store, tmp_path, capsys):
+    from memlane.adapters.cli import main
+
+    index = unsettled_index(store, tmp_path)
     assert main(["index", "--store", str(store), "--index", str(index), "--embedder", "none"]) == 0
     with Memory([store], embedder="none", index_path=index) as memory:
         assert not memory.graph_unsettled()
@@ -149,12 +155,7 @@ def test_the_settling_process(store, tmp_path):
     import subprocess
     import sys
 
-    index = tmp_path / "i.sqlite"
-    with Memory([store], embedder="none", index_path=index) as memory:
-        memory.refresh()
-        edit(store, "n3", "Note 3. See [[n0]] and [[n6]].")
-        memory.refresh()
-        assert memory.graph_unsettled()
+    index = unsettled_index(store, tmp_path)
     settle = [sys.executable, "-m", "memlane.associate.settle", str(index)]
     assert subprocess.run(settle, timeout=120).returncode == 0
     with Memory([store], embedder="none", index_path=index) as memory:
