@@ -8,8 +8,8 @@ The throttle, the same for both faces:
   large that its walk takes long, at most ``WALK_SHARE`` of the time (the walk's 0.1 s at 10k
   notes: every 2 s; its 1 s at 100k: every 20 s) — and looking is a stat walk only
   (``Memory.files_stamp``) that steps aside while a request is answered (``serving``); the index
-  is refreshed only when the files changed. The same round folds the hit-log into the index (and, hourly, moves notes
-  between lifecycle states), so a recall never pays for it.
+  is refreshed only when the files changed. The same round folds the hit-log into the index
+  (and, hourly, moves notes between lifecycle states), so a recall never pays for it.
 - **The other domains** (docs, transcripts, code) are refreshed at most every
   ``fabric_refresh_s`` seconds: transcripts grow and code changes, but re-reading them costs
   more than a stat walk.

@@ -10,9 +10,9 @@ the daemon starts, ``settle.py``; ``memlane index`` in the foreground) or a comp
 
 from __future__ import annotations
 
-from ..index.storage import Edge, GraphData
+from ..index.storage import GraphData
 from ..store.links import link_key
-from .graph import _keys, _resolve, on_cycles, resolve_links, superseded_map
+from .graph import _keys, on_cycles, resolve_links, superseded_map, unit_edges
 from .structure import clusters, constellations, in_degree, pagerank
 
 #: bump when the graph is computed differently: every index then rebuilds it on its next refresh
@@ -102,27 +102,9 @@ def relink(store, before: dict[str, dict], after: dict[str, dict]) -> bool:
         for candidate in store.units_like([key.split("-") for key in keys]):
             for key in _keys(candidate["name"], candidate["path"]):
                 by_key.setdefault(key, []).append(candidate)
-        for src, edges, missing in _relinked(before, after, by_key):
-            store.replace_links_of(src, edges, missing, LINK_KINDS)
+        for uid, now in after.items():  # as resolve_links resolves them
+            unit = {"id": before[uid]["id"], "path": now["path"]}
+            edges, missing = unit_edges(unit, [tuple(link) for link in now["meta"].get("links", [])], by_key)
+            store.replace_links_of(unit["id"], edges, missing, LINK_KINDS)
         store.set_meta("graph", UNSETTLED)
     return True
-
-
-def _relinked(before: dict[str, dict], after: dict[str, dict], by_key: dict[str, list[dict]]):
-    """(unit id, its edges, its future-write markers) for each edited note, as ``resolve_links``
-    makes them."""
-    changes = []
-    for uid, now in after.items():
-        unit = {"id": before[uid]["id"], "path": now["path"]}
-        edges, missing, seen = [], [], set()
-        for target, kind in now["meta"].get("links", []):
-            found = _resolve(target, unit, by_key)
-            if not found and kind == "wiki":
-                missing.append((unit["id"], target, kind))
-            for dst in found:
-                edge = (unit["id"], dst["id"], kind)
-                if dst["id"] != unit["id"] and edge not in seen:
-                    seen.add(edge)
-                    edges.append(Edge(*edge))
-        changes.append((unit["id"], edges, missing))
-    return changes

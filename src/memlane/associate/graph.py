@@ -50,21 +50,13 @@ def resolve_links(units: list[dict]) -> LinkGraph:
         for key in _keys(unit["name"], unit["path"]):
             by_key.setdefault(key, []).append(unit)
     graph = LinkGraph()
-    seen: set[tuple[int, int, str]] = set()
     for unit in units:
         meta = unit.get("meta") or {}
         targets = [(t, k) for t, k in meta.get("links", [])] + [(t, "supersedes") for t in meta.get("supersedes", [])]
-        for target, kind in targets:
-            found = _resolve(target, unit, by_key)
-            if not found:
-                if kind == "wiki":  # S5; an unresolved path or mention is usually a repository doc
-                    graph.missing.append((unit["id"], target, kind))
-                continue
-            for dst in found:
-                key = (unit["id"], dst["id"], kind)
-                if dst["id"] != unit["id"] and key not in seen:
-                    seen.add(key)
-                    graph.edges.append(Edge(*key))
+        edges, missing = unit_edges(unit, targets, by_key)
+        graph.edges += edges
+        graph.missing += missing
+    seen = {(e.src, e.dst, e.kind) for e in graph.edges}
     for members in _index_sections(units):
         for a in members:
             for b in members:
@@ -72,6 +64,25 @@ def resolve_links(units: list[dict]) -> LinkGraph:
                     seen.add((a, b, "index"))
                     graph.edges.append(Edge(a, b, "index"))
     return graph
+
+
+def unit_edges(unit: dict, targets: list[tuple[str, str]],
+               by_key: dict[str, list[dict]]) -> tuple[list[Edge], list[tuple[int, str, str]]]:
+    """The edges ``unit``'s (target, kind) pairs resolve to among ``by_key`` (link key -> the
+    units answering to it), self-links and repeats dropped, and its future-write markers."""
+    edges, missing, seen = [], [], set()
+    for target, kind in targets:
+        found = _resolve(target, unit, by_key)
+        if not found:
+            if kind == "wiki":  # S5; an unresolved path or mention is usually a repository doc
+                missing.append((unit["id"], target, kind))
+            continue
+        for dst in found:
+            key = (unit["id"], dst["id"], kind)
+            if dst["id"] != unit["id"] and key not in seen:
+                seen.add(key)
+                edges.append(Edge(*key))
+    return edges, missing
 
 
 def _index_sections(units: list[dict]) -> list[list[int]]:

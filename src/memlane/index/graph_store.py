@@ -84,9 +84,10 @@ class GraphStore:
                               [(e.src, e.dst, e.kind) for e in edges])
         self.conn.execute("DELETE FROM missing_links WHERE src = ?", (src,))
         self.conn.executemany("INSERT INTO missing_links(src, target, kind) VALUES (?,?,?)", missing)
+        touched = [(dst,) for dst in old | {e.dst for e in edges}]
         self.conn.executemany(
             "UPDATE graph_nodes SET in_degree = (SELECT count(DISTINCT src) FROM edges WHERE dst = ?1 AND src != dst"
-            " AND kind NOT IN ('supersedes', 'index')) WHERE unit = ?1", [(dst,) for dst in old | {e.dst for e in edges}])
+            " AND kind NOT IN ('supersedes', 'index')) WHERE unit = ?1", touched)
         self._bump_generation()
 
     # -- the queries recall runs ---------------------------------------------------------
