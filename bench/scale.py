@@ -15,8 +15,8 @@ Every figure comes from a fresh process of its own (the child roles below), so e
 is that process's own:
 
 - ``build``: generate (or reuse) the store, build the index from nothing; index size on disk;
-- ``warm``: one warm process, many prompts: ``Memory.recall`` (no refresh, no hit-log: as the
-  daemon answers), hybrid and keyword-only, and ``rank()`` alone (the search); p50/p95 of wall
+- ``warm``: one warm process, many prompts: ``Memory.recall`` (no refresh, no hit-log, one
+  OpenBLAS thread: as the daemon answers), hybrid and keyword-only, and ``rank()`` alone (the search); p50/p95 of wall
   time and of CPU time;
 - ``fresh``: one hybrid ``Memory.recall`` in a fresh process (with its refresh, as the CLI
   does): wall, CPU and peak RSS (``ru_maxrss``); repeated, the worst RSS kept;
@@ -366,7 +366,9 @@ def _child(args, role: str, size: int, *extra: str) -> dict:
            "--seed", str(args.seed), "--queries", str(args.queries), "--runs", str(args.runs), *extra]
     if args.profile:
         cmd += ["--profile", args.profile]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    # the warm figures are a resident process's: its BLAS on one thread, as the daemon sets it
+    env = os.environ | ({"OPENBLAS_NUM_THREADS": "1"} if role == "warm" else {})
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env)
     if proc.returncode != 0:
         return {"error": f"{role} exited with {proc.returncode}"}
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -272,3 +272,29 @@ def test_a_search_reads_one_state_while_another_process_edits(tmp_path, monkeypa
     assert {h.unit_id for h in hits[:20]} and all(h.legs.cosine is not None for h in hits)
     reader.close()
     writer.close()
+
+
+def test_a_large_first_pass_on_two_threads_reads_every_row_as_one_does(tmp_path, monkeypatch):
+    """The int8 first pass splits its blocks between two threads from PARALLEL_ROWS rows up:
+    every row's approximate cosine, and so the candidates, are the same as on one."""
+    import memlane.index.vector_pack as vector_pack
+
+    rng = np.random.default_rng(3)
+    index = Index(tmp_path / "i.sqlite")
+    index.sync([Unit(uid=f"u{i}", name=f"n{i}", body=f"body {i}") for i in range(3100)])  # 4 blocks
+    pending = index.pending_chunks("m")
+    vectors = rng.standard_normal((len(pending), 48)).astype(np.float32)
+    index.store_embeddings("m", [h for h, _ in pending], vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    index.pack_vectors("m")
+    query = rng.standard_normal(48).astype(np.float32)
+    query /= np.linalg.norm(query)
+    monkeypatch.setattr(vector_pack, "PARALLEL_ROWS", 10**9)
+    one = index.similarities("m", query)
+    alone = one.pack.first_pass(query)
+    monkeypatch.setattr(vector_pack, "PARALLEL_ROWS", 1)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # as a resident process runs
+    index._vectors.clear()
+    two = index.similarities("m", query)
+    assert np.array_equal(one.top(200)[0], two.top(200)[0]) and np.allclose(one.top(200)[1], two.top(200)[1])
+    assert np.array_equal(alone, two.pack.first_pass(query))
+    index.close()
