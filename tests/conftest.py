@@ -150,7 +150,45 @@ def sealed_env(tmp_path_factory, monkeypatch):
     runtime.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))  # daemon sockets
     monkeypatch.delenv("MEMLANE_CONFIG", raising=False)
-    return home
+    yield home
+    stop_daemons(runtime / "memlane", appear_s=0.0)
+
+
+def stop_daemons(folder: Path, appear_s: float = 5.0, stop_s: float = 30.0) -> None:
+    """Stop every daemon a test caused in the socket ``folder``: a hook client that finds none
+    starts one in the background for the next prompt, and an idle daemon lives on for its idle
+    timeout (30 min), its store long deleted. A daemon holds its ``.lock`` from its start: one
+    still held is asked to stop (once its socket is up) and waited for."""
+    import fcntl
+    import socket
+    import time
+
+    if not folder.is_dir():
+        return
+    deadline = time.monotonic() + appear_s
+    while not list(folder.glob("*.lock")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # a daemon the test's client just started may not hold its lock yet
+    deadline = time.monotonic() + stop_s
+    for lock in folder.glob("*.lock"):
+        while time.monotonic() < deadline:
+            with open(lock, "a") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break  # nobody holds it: no daemon (any more)
+                except OSError:
+                    pass
+            sock = lock.with_suffix(".sock")
+            if sock.exists():
+                try:
+                    with socket.socket(socket.AF_UNIX) as conn:
+                        conn.settimeout(2)
+                        conn.connect(str(sock))
+                        conn.sendall(b"stop\n")
+                        conn.shutdown(socket.SHUT_WR)
+                        conn.recv(16)
+                except OSError:
+                    pass
+            time.sleep(0.1)
 
 
 @pytest.fixture

@@ -331,3 +331,24 @@ def test_the_client_has_its_whole_answer_while_the_daemon_still_writes(monkeypat
     ours.close()
     theirs.close()
     assert received == b"ok\nthe answer" and still_writing
+
+
+def test_a_daemon_whose_socket_is_gone_stops(setup, daemon, monkeypatch):
+    """No client can reach a daemon whose socket was removed (its folder cleaned up): it stops
+    instead of living on for its idle timeout."""
+    import memlane.adapters.daemon as daemon_module
+
+    os.unlink(daemon)
+    lock = open(os.path.join(os.path.dirname(daemon), f"{setup['key']}.lock"), "a")
+    import fcntl
+
+    deadline = time.monotonic() + daemon_module.SOCKET_CHECK_S + 20
+    while time.monotonic() < deadline:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break  # the daemon let go of its lock: it stopped
+        except OSError:
+            time.sleep(0.2)
+    else:
+        pytest.fail("the daemon kept running without its socket")
+    lock.close()

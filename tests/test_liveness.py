@@ -15,6 +15,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import stop_daemons
 from memlane.adapters.hook import HOOK_BUSY_MS, run_hook
 from memlane.embed.base import Embedder
 
@@ -79,7 +80,10 @@ def test_an_unusable_cache_folder_still_answers(store, tmp_path, where, monkeypa
     cache = tmp_path / "a-file" if where == "file" else where
     if where == "file":
         cache.write_text("not a folder")
-    env = {"MEMLANE_CACHE_DIR": str(cache), "XDG_RUNTIME_DIR": str(tmp_path / "run-missing")}
+    # no usable runtime folder either: the client's daemon goes under $TMPDIR, here the test's own
+    env = {"MEMLANE_CACHE_DIR": str(cache), "XDG_RUNTIME_DIR": str(tmp_path / "run-missing"),
+           "TMPDIR": str(tmp_path / "tmpdir")}
+    (tmp_path / "tmpdir").mkdir()
     payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": "our CI cache goes stale after a rebase",
                           "transcript_path": "/none"})
     import os
@@ -87,5 +91,6 @@ def test_an_unusable_cache_folder_still_answers(store, tmp_path, where, monkeypa
     proc = subprocess.run([sys.executable, "-m", "memlane.adapters.hookclient", "user-prompt-submit",
                            "--store", str(store)], input=payload, capture_output=True, text=True, timeout=60,
                           env={**os.environ, **env})
+    stop_daemons(tmp_path / "tmpdir" / f"memlane-{os.getuid()}", appear_s=5.0)  # the one it started
     assert proc.returncode == 0
     assert "feedback_ci_cache" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]

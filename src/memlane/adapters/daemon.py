@@ -53,6 +53,7 @@ IDLE_MINUTES = 30.0
 REQUEST_DEADLINE_S = 3.0  # a whole request, read to answered; the client waits at most 4 s, the host 10 s
 READ_DEADLINE_S = 1.0  # a request is a few kilobytes sent at once
 MAX_CONNECTIONS = 32  # served at once; more are told "busy" (the client answers itself)
+SOCKET_CHECK_S = 5.0  # how often the daemon looks whether its socket is still its own
 MAX_REQUEST = 4_000_000
 JUDGE_RESERVE_S = 0.5  # of a request's deadline, kept from the judge: for taking the workspace back and the rest
 
@@ -169,9 +170,15 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
     log.info("serving %s (%s) on %s", root, key, path)
     stopping = threading.Event()
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-    last = time.monotonic()
+    last = checked = time.monotonic()
+    bound = _inode(path)
     try:
         while not stopping.is_set() and time.monotonic() - last < idle_minutes * 60:
+            if time.monotonic() - checked >= SOCKET_CHECK_S:
+                checked = time.monotonic()
+                if _inode(path) != bound:  # removed (its folder cleaned up) or taken over: no client can reach it
+                    log.info("socket %s is gone or no longer this daemon's: stopping", path)
+                    break
             try:
                 conn, _ = server.accept()
             except socket.timeout:
@@ -186,13 +193,22 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
     finally:
         server.close()
         try:
-            os.unlink(path)
+            if _inode(path) == bound:  # never another daemon's socket
+                os.unlink(path)
         except OSError:
             pass
         workspace.close()  # after the request in flight, if any
         lock.close()
     log.info("daemon %s stopped", key)
     return 0
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _serve_connection(conn: socket.socket, workspace: Workspace, slots: threading.BoundedSemaphore,

@@ -49,6 +49,8 @@ WALK_SHARE = 0.05  # ... and the walks take at most this share of the time (a la
 WALK_YIELD_S = 1.0  # a walk waits at most this long for the requests in flight before it goes on
 FABRIC_REFRESH_S = 15.0  # the other domains are re-read at most this often
 IDLE_POLL_S = 0.05  # the refresher never spins: its shortest wait
+#: the dry-run prompt a warm-up answers (``_prime``): content words for both legs and the guard
+PRIME_PROMPT = "how do we deploy and test this project safely"
 
 
 class Busy(MemlaneError):
@@ -94,8 +96,8 @@ class Workspace:
     # -- opening --------------------------------------------------------------------
     def warm(self) -> None:
         """Open now, with everything a first answer needs — the index fresh, the model loaded, the
-        other domains built and read — and keep the warm-up's objects out of the collector's way
-        (again after every reopen)."""
+        other domains built and read, one prompt answered as a dry run — and keep the warm-up's
+        objects out of the collector's way (again after every reopen)."""
         with self.lock:
             self._warm = True
             _load_numpy()
@@ -129,7 +131,26 @@ class Workspace:
         self.opened += 1
         if self._warm:
             self._build_domains()
+            self._prime()
             _freeze_warm_objects()
+
+    def _prime(self) -> None:
+        """One prompt answered as a dry run before the first real one (nothing recorded, no
+        session's state, no judge asked): the guard's rules compiled, the vectors and postings read
+        in, the model's first run done — the first prompt of a new daemon cost ~0.5 s without it."""
+        from ..inject.layers import user_prompt
+
+        memory = self.memory
+        try:
+            if not memory.has_notes():
+                return
+            if memory.config.judge.configured:  # a dry run would ask it: the recall alone then
+                memory.recall(PRIME_PROMPT, depth="full", refresh=False, record=False, include_private=False)
+            else:
+                user_prompt(memory, {"session_id": "", "prompt": PRIME_PROMPT, "transcript_path": None},
+                            dry_run=True, fabric=self.fabric)
+        except Exception as exc:  # noqa: BLE001 - only a warm-up: the first prompt pays instead
+            log.info("the warm-up prompt failed: %s: %s", type(exc).__name__, exc)
 
     def _build_domains(self) -> None:
         """The other domains, built and read once (under the lock)."""
