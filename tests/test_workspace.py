@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -212,3 +213,29 @@ def test_the_answer_goes_out_before_the_requests_writes(setup):
     assert "feedback_ci_cache" in seen["out"]
     assert seen["state_on_disk"] is False  # not yet when the client had its answer ...
     assert "feedback_ci_cache" in state.read_text()  # ... and written before the request let go
+
+
+def test_the_warm_up_answers_a_dry_run_prompt_and_leaves_no_trace(setup, monkeypatch):
+    import memlane.adapters.workspace as ws
+    from memlane.inject.session import sessions_dir
+
+    asked = []
+    real = ws.Workspace._prime
+
+    def prime(self):
+        asked.append(self.memory.index_path)
+        real(self)
+
+    monkeypatch.setattr(ws.Workspace, "_prime", prime)
+    import memlane.inject.layers as layers
+
+    screened = []
+    monkeypatch.setattr(layers, "_screen", lambda items, root, memory=None: (screened.append(len(items)) or (items, [])))
+    workspace = open_daemon(setup)
+    try:
+        assert asked and screened  # a prompt went through the injection path before any request
+        hits = Path(setup["index"] + ".hits.jsonl")
+        assert not hits.exists() or not hits.read_text().strip()  # recorded nothing
+        assert not sessions_dir().exists() or not any(sessions_dir().iterdir())  # no session's state
+    finally:
+        workspace.close()
