@@ -177,3 +177,14 @@ def test_doctor_says_when_the_graph_waits_to_settle(store, tmp_path):
         assert any("hub scores" in p.what and "memlane index" in p.fix for p in problems)
         memory.settle_graph()
         assert not any("hub scores" in p.what for p in check_index(memory)[1])
+
+
+def test_the_settling_process_leaves_a_file_that_is_not_an_index_alone(tmp_path):
+    import subprocess
+    import sys
+
+    other = tmp_path / "notes.db"
+    other.write_bytes(b"someone else's file" * 50)
+    proc = subprocess.run([sys.executable, "-m", "memlane.associate.settle", str(other)], capture_output=True,
+                          timeout=120)
+    assert proc.returncode == 1 and other.read_bytes() == b"someone else's file" * 50
