@@ -49,7 +49,10 @@ def _config(overrides: list[str]) -> Config:
     for item in overrides:
         key, _, raw = item.partition("=")
         section, _, name = key.partition(".")
-        value = json.loads(raw) if raw not in ("true", "false") else raw == "true"
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw  # a bare word: a string setting
         _apply(config, {section: {name: value}}, "")
     return config.validate()
 

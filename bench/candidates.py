@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections import defaultdict
@@ -35,30 +34,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from memlane.config import Config, _apply  # noqa: E402
+from associative import _bench_dir, _config  # noqa: E402  (bench/: the sets' folder and --set overrides, read alike)
+from memlane.config import Config, cache_home  # noqa: E402
 from memlane.eval import Dataset, Query, evaluate_path, load_dataset, run_eval  # noqa: E402
-from memlane.config import cache_home  # noqa: E402
 
 OUT = REPO / "bench" / "out"
 DEMO = REPO / "src" / "memlane" / "demo"
 KS = (1, 5, 10, 20)
-
-
-def _bench_dir(arg: str | None) -> Path:
-    return Path(arg or os.environ.get("MEMLANE_BENCH_DIR") or "/work/shared/bench")
-
-
-def _config(overrides: list[str]) -> Config:
-    config = Config()
-    for item in overrides:
-        key, _, raw = item.partition("=")
-        section, _, name = key.partition(".")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        _apply(config, {section: {name: value}}, "")
-    return config.validate()
 
 
 def _mean(values) -> float:

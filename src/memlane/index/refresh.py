@@ -194,9 +194,10 @@ class Refresher:
                                 progress=(lambda d, t: progress("index", d, t)) if progress else None)
             if synced.healed:
                 return None  # a new, empty index: fill it completely
-            moved = [u for u in units if _links_of(u) != _links_of(before[u.uid])]
-            self.graph_builder(index, bool(moved), edited=({u.uid: before[u.uid] for u in moved},
-                                                            {u.uid: _links_of(u) for u in moved}) if moved else None)
+            now = {u.uid: _links_of(u) for u in units}
+            moved = [uid for uid, facts in now.items() if facts != _links_of(before[uid])]
+            self.graph_builder(index, bool(moved), edited=({uid: before[uid] for uid in moved},
+                                                            {uid: now[uid] for uid in moved}) if moved else None)
             embedded = self.embed(embedder, progress) if embedder is not None else 0
             index.save_parsed_rows(read[1])
         except (sqlite3.Error, OSError) as exc:
