@@ -170,18 +170,20 @@ class Memory:
 
     # -- indexing -------------------------------------------------------------------
     def refresh(self, *, embed: bool = True, progress: Progress | None = None, force: bool = False,
-                recheck: bool = False) -> RefreshReport:
+                recheck: bool = False, walked=None) -> RefreshReport:
         """Bring the index in line with the files (incremental), then embed what is new.
 
         When no file changed since the last complete refresh (same paths, sizes and mtimes,
-        same settings), nothing is parsed: this is the cost of a recall in a fresh process."""
+        same settings), nothing is parsed: this is the cost of a recall in a fresh process.
+        ``walked``: the stat walk ``files_look`` just made, so the files are not walked twice."""
         last = self._last_refresh
         healed = self.index.heals != self._heals_seen  # a rebuilt index is empty: fill it now, whatever the throttle
         if (not force and not recheck and not healed and last is not None and last[1] >= embed
                 and time.monotonic() - last[0] < self.min_refresh_interval):
             return RefreshReport(**{**last[2].as_dict(), "up_to_date": True, "throttled": True})
         embedder = self.embedder if embed else None
-        report = self._files.refresh(embedder, notice=self.embedder_notice, progress=progress, force=force)
+        report = self._files.refresh(embedder, notice=self.embedder_notice, progress=progress, force=force,
+                                     found=walked)
         if self.team is not None:  # the team's graph, vectors and lifecycle (never inline in a hook)
             self.team.refresh(embedder, progress=progress)
         self._heals_seen = self.index.heals
@@ -193,8 +195,13 @@ class Memory:
         """What the files look like now (paths, sizes, mtimes, settings): a stat walk only (and,
         with a team, its store's generation). ``pause``: called now and then during the walk
         (``index.incremental.walk``)."""
-        stamp = self._files.stamp(self.embedder.name if self.embedder else None, pause=pause)[1]
-        return stamp if self.team is None else f"{stamp}|team:{self.team.stamp()}"
+        return self.files_look(pause)[0]
+
+    def files_look(self, pause=None) -> tuple:
+        """(``files_stamp``, the stat walk it was made from: ``refresh(walked=…)`` takes it)."""
+        walked = self._files.walk(pause)
+        stamp = self._files.stamp(self.embedder.name if self.embedder else None, walked)[1]
+        return (stamp if self.team is None else f"{stamp}|team:{self.team.stamp()}"), walked
 
     def trust_index(self) -> None:
         """Use the index as it is, without checking the files again (a hook's fast fallback)."""

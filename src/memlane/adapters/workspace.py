@@ -282,13 +282,13 @@ class Workspace:
         self._files_checked = now
         try:
             started, self._stepped_aside_s = time.perf_counter(), 0.0
-            stamp = memory.files_stamp(pause=self._step_aside)
+            stamp, walked = memory.files_look(pause=self._step_aside)
             self._walk_s = time.perf_counter() - started - self._stepped_aside_s
             with self.lock:
                 if memory is not self.memory:
                     return  # reopened meanwhile: the new one was refreshed as it opened
                 if stamp != self._files_stamp:
-                    memory.refresh(force=False, recheck=True)
+                    memory.refresh(force=False, recheck=True, walked=walked)  # the files are not walked again
                     self._files_stamp = stamp
                 memory.maintain_lifecycle()  # new uses in; states moved at most hourly
                 unsettled = self._refresher is not None and memory.graph_unsettled()

@@ -25,6 +25,8 @@ _COLUMNS = ("id", "uid", "name", "title", "description", "keywords", "body", "pa
 #: migration 8 states the same conditions: SQLite uses such an index only for the very same terms)
 PRIVATE_SQL = "SELECT id FROM units WHERE json_extract(meta, '$.private') = 1"
 WITH_PATHS_SQL = "SELECT id FROM units WHERE json_array_length(meta, '$.paths') > 0"
+#: the vectors of a text no chunk uses any more, for every model (through ``embeddings_hash``)
+FORGET_VECTORS_SQL = "DELETE FROM embeddings WHERE hash = ? AND hash NOT IN (SELECT hash FROM chunks)"
 
 
 class UnitRows:
@@ -77,8 +79,7 @@ class UnitRows:
             if report.changed and (prune or rechunked):
                 self.conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
             elif report.changed:  # only what these units' old chunks used can have been left unused
-                self.conn.executemany("DELETE FROM embeddings WHERE hash = ? AND hash NOT IN (SELECT hash FROM chunks)",
-                                      [(h,) for h in sorted(self._gone_hashes)])
+                self.conn.executemany(FORGET_VECTORS_SQL, [(h,) for h in sorted(self._gone_hashes)])
             if report.changed or not postings_current:
                 self._keep_postings(changes if postings_current else None)
                 self._bump_generation()

@@ -1,0 +1,71 @@
+"""A refresh in a process that already found the index in line with the files: an edit is found
+by comparing two stat walks, not by reading the parse cache's row of every note — and never when
+another process changed the index since (its state is then read from the index, as in a fresh
+process)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import write_note
+from memlane import Memory
+from memlane.index.incremental import walk
+from memlane.store.scopes import StoreSpec
+
+NOTE = "---\nname: {name}\ndescription: {text}\ntype: feedback\n---\n{text}\n"
+
+
+def _store(tmp_path: Path) -> Path:
+    store = tmp_path / "store"
+    for number in range(5):
+        write_note(store, f"feedback_{number}.md", NOTE.format(name=f"feedback_{number}", text=f"rule number {number}"))
+    return store
+
+
+def _memory(store: Path, tmp_path: Path) -> Memory:
+    return Memory([store], embedder="none", index_path=tmp_path / "i.sqlite")
+
+
+def test_an_edit_in_the_same_process_is_found_without_the_parse_cache(tmp_path, monkeypatch):
+    store = _store(tmp_path)
+    with _memory(store, tmp_path) as mem:
+        mem.refresh()
+        reads = []
+        real = type(mem.index).parsed_stats
+        monkeypatch.setattr(type(mem.index), "parsed_stats", lambda self: reads.append(1) or real(self))
+        for round_ in range(2):  # the second edit is compared with the walk the first refresh made
+            note = store / "feedback_1.md"
+            note.write_text(note.read_text() + f"edit {round_}\n")
+            report = mem.refresh(recheck=True)
+            assert (report.updated, report.added, report.removed) == (1, 0, 0)
+            assert mem.show("feedback_1")[0]["body"].rstrip().endswith(f"edit {round_}")
+        assert reads == []
+
+
+def test_another_process_refreshing_in_between_is_not_missed(tmp_path):
+    """This process's last walk and today's files agree, but the index moved meanwhile: another
+    process indexed a note that has since gone. Compared with the old walk, nothing changed; the
+    index's own state says a note is gone."""
+    store = _store(tmp_path)
+    with _memory(store, tmp_path) as first:
+        first.refresh()
+        extra = write_note(store, "feedback_extra.md", NOTE.format(name="feedback_extra", text="an extra rule"))
+        with _memory(store, tmp_path) as second:
+            assert second.refresh().added == 1
+        extra.unlink()
+        first.refresh(recheck=True)
+        assert first.show("feedback_extra") == []
+        assert first.index.counts()["units"] == 5
+
+
+def test_a_walk_gives_each_file_as_os_stat_does_and_its_last_root(tmp_path):
+    store = _store(tmp_path)
+    inner = store / "inner"
+    write_note(inner, "feedback_inner.md", NOTE.format(name="feedback_inner", text="inside"))
+    found = walk([StoreSpec(store, "project"), StoreSpec(inner, "project")])
+    for path in found.stats:
+        st = os.stat(path)
+        size, mtime_ns, mtime, root = found.file(path)
+        assert (size, mtime_ns, mtime) == (st.st_size, st.st_mtime_ns, st.st_mtime)
+        assert root == (1 if "inner" in path else 0)
