@@ -55,8 +55,8 @@ def test_another_process_refreshing_in_between_is_not_missed(tmp_path):
             assert second.refresh().added == 1
         extra.unlink()
         first.refresh(recheck=True)
+        assert first.index.counts()["units"] == 5  # read before ``show``, which refreshes again
         assert first.show("feedback_extra") == []
-        assert first.index.counts()["units"] == 5
 
 
 def test_a_walk_gives_each_file_as_os_stat_does_and_its_last_root(tmp_path):
@@ -69,3 +69,50 @@ def test_a_walk_gives_each_file_as_os_stat_does_and_its_last_root(tmp_path):
         size, mtime_ns, mtime, root = found.file(path)
         assert (size, mtime_ns, mtime) == (st.st_size, st.st_mtime_ns, st.st_mtime)
         assert root == (1 if "inner" in path else 0)
+
+
+def test_a_note_that_appeared_after_the_walk_and_went_is_not_kept(tmp_path):
+    """The daemon's refresh takes a walk made earlier: a note written after that walk is indexed
+    by the complete refresh, but the walk cannot say when it goes — so it is not the baseline."""
+    store = _store(tmp_path)
+    with _memory(store, tmp_path) as mem:
+        mem.refresh()
+        write_note(store, "feedback_a.md", NOTE.format(name="feedback_a", text="added before the walk"))
+        _, walked = mem.files_look()
+        late = write_note(store, "feedback_late.md", NOTE.format(name="feedback_late", text="added after the walk"))
+        assert mem.refresh(recheck=True, walked=walked).added == 2  # (``show`` would refresh again)
+        late.unlink()
+        note = store / "feedback_1.md"
+        note.write_text(note.read_text() + "an edit\n")
+        mem.refresh(recheck=True)
+        assert mem.show("feedback_late") == []
+        assert mem.show("feedback_1")[0]["body"].rstrip().endswith("an edit")
+
+
+def test_a_refresh_under_another_embedders_stamp_is_not_missed(tmp_path):
+    """Hooks refresh without embedding, the daemon with its model: two stamps, one index. A note
+    the other one indexed and that is gone since must not stay behind an edit."""
+    store = _store(tmp_path)
+    with Memory([store], embedder="fake", index_path=tmp_path / "i.sqlite") as daemon_side:
+        daemon_side.refresh()
+        extra = write_note(store, "feedback_extra.md", NOTE.format(name="feedback_extra", text="an extra rule"))
+        with _memory(store, tmp_path) as hook_side:
+            assert hook_side.refresh(embed=False).added == 1
+        extra.unlink()
+        note = store / "feedback_2.md"
+        note.write_text(note.read_text() + "an edit\n")
+        daemon_side.refresh(recheck=True)
+        assert daemon_side.index.counts()["units"] == 5  # read before ``show``, which refreshes again
+        assert daemon_side.show("feedback_extra") == []
+
+
+def test_a_note_only_the_outer_root_reads_keeps_its_root_after_an_edit(tmp_path):
+    """Nested roots: a symlink in the inner folder to a note outside it is the inner root's to
+    skip, and the outer root's note — as a complete refresh reads it, so does an edit's."""
+    store = _store(tmp_path)
+    inner = store / "inner"
+    inner.mkdir()
+    (inner / "linked.md").symlink_to(store / "feedback_3.md")
+    found = walk([StoreSpec(store, "project"), StoreSpec(inner, "user")])
+    assert found.file(str(inner / "linked.md"))[3] == 0
+    assert found.file(str(store / "feedback_3.md"))[3] == 0

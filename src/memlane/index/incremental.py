@@ -42,18 +42,30 @@ class Walk:
     stats: dict[str, str] = field(default_factory=dict)  # path -> "size:mtime_ns" (compared as strings, in C)
     skips: list[tuple[str, str]] = field(default_factory=list)  # what the walk itself could not enter
     digest: str = ""
+    #: nested roots: the files whose root is not the last one their path lies under (that root's
+    #: walk skipped them, e.g. a symlink leading out of it) -> the root that found them last
+    owners: dict[str, int] = field(default_factory=dict)
 
     def file(self, path: str) -> tuple[int, int, float, int]:
         """(size, mtime_ns, mtime, root number) of a file the walk found — the mtime as
-        ``os.stat`` gives it, the root the last one walked that holds it. Kept as the one
+        ``os.stat`` gives it, the root the last of the roots that found it. Kept as the one
         string per file only: a walk of 100k files is held between two refreshes."""
         size, _, mtime_ns = self.stats[path].partition(":")
         seconds, nanoseconds = divmod(int(mtime_ns), 1_000_000_000)
+        number = self.owners.get(path)
+        if number is None:
+            number = self._under(path)
+        if number is None:
+            raise KeyError(path)
+        return int(size), int(mtime_ns), seconds + nanoseconds * 1e-9, number
+
+    def _under(self, path: str) -> int | None:
+        """The last root whose folder holds ``path``."""
         for number in range(len(self.roots) - 1, -1, -1):
             root = str(self.roots[number][1])
             if path.startswith(root if root.endswith(os.sep) else root + os.sep):
-                return int(size), int(mtime_ns), seconds + nanoseconds * 1e-9, number
-        raise KeyError(path)
+                return number
+        return None
 
 
 #: files stat-ed between two calls of a walk's ``pause``
@@ -67,7 +79,7 @@ def walk(specs: list[StoreSpec], pause: Callable[[], None] | None = None) -> Wal
     the two never share the interpreter (the walk is pure Python: 10 µs a file)."""
     import hashlib
 
-    found, digest, seen = Walk(), hashlib.sha256(), set()
+    found, digest, seen, listed = Walk(), hashlib.sha256(), set(), []
     for spec in specs:
         root = spec.path.expanduser().resolve()
         digest.update(f"\0root:{root}".encode("utf-8", "surrogateescape"))
@@ -89,10 +101,14 @@ def walk(specs: list[StoreSpec], pause: Callable[[], None] | None = None) -> Wal
             mine[entry.path] = f"{st.st_size}:{st.st_mtime_ns}"
         found.skips += [(s.path, s.reason) for s in skipped]
         found.stats.update(mine)
+        listed.append(mine)
         # "path<TAB>size:mtime_ns" entries in order, made, sorted and joined in C (a repr of sorted
         # tuples cost 140 ms at 100k files)
         digest.update("\0".join(sorted(map("\t".join, mine.items()))).encode("utf-8", "surrogateescape"))
     found.digest = digest.hexdigest()
+    if len(listed) > 1:  # the root that found a file last is its root (as reading the stores does)
+        last = {path: number for number, mine in enumerate(listed) for path in mine}
+        found.owners = {path: number for path, number in last.items() if found._under(path) != number}
     return found
 
 

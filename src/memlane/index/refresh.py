@@ -37,6 +37,8 @@ from .vectors import embed_pending
 log = logging.getLogger("memlane.index")
 
 Progress = Callable[[str, int, int], None]
+#: the index's count of writes to its units, whoever writes (a trigger keeps it: index/schema.py)
+WRITES = "units_changes"
 #: (store, whether its units changed, (before, after) link facts of the only units edited) -> None
 GraphBuilder = Callable[..., None]
 
@@ -91,10 +93,11 @@ class Refresher:
         self.skipped: list[Skip] = []
         self.excluded: list[str] = []  # files privacy.exclude keeps out of the index
         self.shadowed: list[tuple] = []
-        #: (stamp, walk) of the files as this process last found the index in line with them:
-        #: while the index's stamp is still that one, an edit is found by comparing two walks,
-        #: without reading the parse cache's row of every note (120 ms at 100k notes)
-        self._in_line: tuple[str, Walk] | None = None
+        #: (stamp, the units' write count, walk) as this process last found the index in line
+        #: with the files: while the index's stamp and write count are still those (no process
+        #: wrote a unit since, under any embedder's stamp), an edit is found by comparing two
+        #: walks, without reading the parse cache's row of every note (120 ms at 100k notes)
+        self._in_line: tuple[str, str, Walk] | None = None
 
     # -- the stamp ---------------------------------------------------------------------
     def stamp(self, embedder_name: str | None, found: Walk | None = None, *,
@@ -121,6 +124,10 @@ class Refresher:
         except (sqlite3.Error, OSError):
             return None
 
+    def _remember_in_line(self, stamp: str, found: Walk) -> None:
+        writes = self._meta(WRITES)
+        self._in_line = (stamp, writes, found) if writes is not None else None
+
     def _set(self, key: str, value: str) -> bool:
         try:
             self.index.set_meta(key, value)
@@ -140,17 +147,19 @@ class Refresher:
         name = embedder.name if embedder else None
         stored = self._meta(stamp_key)
         if not force and stored == stamp:
-            self._in_line = (stamp, found)
+            self._remember_in_line(stamp, found)
             count = self.index.counts()["units"]
             return RefreshReport(notes=count, unchanged=count, up_to_date=True, embedder=name, notice=notice,
                                  index=self.index_path, seconds=round(time.perf_counter() - started, 3))
-        before = self._in_line[1] if self._in_line is not None and self._in_line[0] == stored else None
+        before = None
+        if self._in_line is not None and self._in_line[:2] == (stored, self._meta(WRITES)):
+            before = self._in_line[2]
         self._in_line = None
         edited = None if force else self._refresh_edited(found, embedder, progress, before)
         if edited is not None:
             edited.notice, edited.seconds = notice, round(time.perf_counter() - started, 3)
             if self._set(stamp_key, stamp):
-                self._in_line = (stamp, found)
+                self._remember_in_line(stamp, found)
             return edited
         cache = self._parse_cache() if not force else ParseCache()
         snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes, cache=cache,
@@ -172,8 +181,11 @@ class Refresher:
                 embedded = self.embed(embedder, progress)
         if problem is None:  # skipped files are reported here, and again by `memlane index`
             self._save_parse_cache(cache)
-            if self._set(stamp_key, stamp):  # a file changed after ``found`` differs from it: read again next time
-                self._in_line = (stamp, found)
+            read = [*snap.notes, *(hidden for hidden, _ in snap.shadowed)]
+            # a note edited after ``found`` differs from it, so is read again next time; one that
+            # appeared after it is not in it, and ``found`` cannot say when it goes
+            if self._set(stamp_key, stamp) and all(str(note.path) in found.stats for note in read):
+                self._remember_in_line(stamp, found)
             self._set("skipped", json.dumps([[s.path, s.reason] for s in snap.skipped]))
             self._set(MANIFEST, json.dumps(manifest_of(snap, found, self._settings())))
         return RefreshReport(
