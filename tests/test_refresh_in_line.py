@@ -116,3 +116,20 @@ def test_a_note_only_the_outer_root_reads_keeps_its_root_after_an_edit(tmp_path)
     found = walk([StoreSpec(store, "project"), StoreSpec(inner, "user")])
     assert found.file(str(inner / "linked.md"))[3] == 0
     assert found.file(str(store / "feedback_3.md"))[3] == 0
+
+
+def test_a_note_another_embedders_refresh_indexed_and_that_went_is_not_kept(tmp_path):
+    """No edit at all: the files are back as this process last saw them, but the index moved (a
+    keyword-only process indexed a note that is gone since). The stamp holds the count of writes
+    to the notes, so "nothing changed" is not taken on the files' word alone."""
+    store = _store(tmp_path)
+    with Memory([store], embedder="fake", index_path=tmp_path / "i.sqlite") as daemon_side:
+        daemon_side.refresh()
+        extra = write_note(store, "feedback_extra.md", NOTE.format(name="feedback_extra", text="an extra rule"))
+        with _memory(store, tmp_path) as hook_side:
+            assert hook_side.refresh(embed=False).added == 1
+        extra.unlink()
+        report = daemon_side.refresh(recheck=True)
+        assert not report.up_to_date and report.removed == 1
+        assert daemon_side.index.counts()["units"] == 5
+        assert daemon_side.refresh(recheck=True).up_to_date  # and then it is

@@ -2,8 +2,9 @@
 units, let the link graph be rebuilt, embed what is new — and know when nothing changed.
 
 A refresh in a fresh process costs one stat walk when no file changed: the stat walk's digest
-(paths, sizes, mtimes) and the settings are compared with the stamp the last complete refresh
-left in the index. Notes whose file did not change are not parsed again (the parse cache).
+(paths, sizes, mtimes), the settings and the index's count of writes to its notes are compared
+with the stamp the last refresh left in the index (one per embedder: a write under another's
+stamp makes this one look again). Notes whose file did not change are not parsed again (the parse cache).
 When the index file cannot be written (locked past the busy timeout, read-only, refused), the
 index is read as it is when it has notes, else a private in-memory index serves this process;
 nothing on disk is touched.
@@ -93,11 +94,12 @@ class Refresher:
         self.skipped: list[Skip] = []
         self.excluded: list[str] = []  # files privacy.exclude keeps out of the index
         self.shadowed: list[tuple] = []
-        #: (stamp, the units' write count, walk) as this process last found the index in line
-        #: with the files: while the index's stamp and write count are still those (no process
-        #: wrote a unit since, under any embedder's stamp), an edit is found by comparing two
-        #: walks, without reading the parse cache's row of every note (120 ms at 100k notes)
-        self._in_line: tuple[str, str, Walk] | None = None
+        #: (stored stamp, walk) as this process last found the index in line with the files:
+        #: while the index holds that stamp (its files, settings and count of writes to the
+        #: notes: no process wrote one since, under any embedder's stamp), an edit is found by
+        #: comparing two walks, without reading the parse cache's row of every note (120 ms at
+        #: 100k notes)
+        self._in_line: tuple[str, Walk] | None = None
 
     # -- the stamp ---------------------------------------------------------------------
     def stamp(self, embedder_name: str | None, found: Walk | None = None, *,
@@ -124,9 +126,12 @@ class Refresher:
         except (sqlite3.Error, OSError):
             return None
 
-    def _remember_in_line(self, stamp: str, found: Walk) -> None:
-        writes = self._meta(WRITES)
-        self._in_line = (stamp, writes, found) if writes is not None else None
+    def _stamp_index(self, key: str, stamp: str, found: Walk | None) -> None:
+        """Record that the index is in line with the files as ``stamp`` says, with the count of
+        writes to its notes this refresh leaves (another process's write makes the next refresh
+        look); ``found``: the walk to remember as this process's baseline, if it may be one."""
+        value = f"{stamp}|{self._meta(WRITES)}"
+        self._in_line = (value, found) if self._set(key, value) and found is not None else None
 
     def _set(self, key: str, value: str) -> bool:
         try:
@@ -145,21 +150,19 @@ class Refresher:
         found = found or walk(self.specs)
         stamp_key, stamp = self.stamp(embedder.name if embedder else None, found)
         name = embedder.name if embedder else None
-        stored = self._meta(stamp_key)
-        if not force and stored == stamp:
-            self._remember_in_line(stamp, found)
+        stored, writes = self._meta(stamp_key), self._meta(WRITES)
+        if not force and stored == f"{stamp}|{writes}":  # nothing changed, and no one wrote a note since
+            self._in_line = (stored, found)
             count = self.index.counts()["units"]
             return RefreshReport(notes=count, unchanged=count, up_to_date=True, embedder=name, notice=notice,
                                  index=self.index_path, seconds=round(time.perf_counter() - started, 3))
-        before = None
-        if self._in_line is not None and self._in_line[:2] == (stored, self._meta(WRITES)):
-            before = self._in_line[2]
+        before = self._in_line[1] if self._in_line is not None and self._in_line[0] == stored \
+            and stored.endswith(f"|{writes}") else None
         self._in_line = None
         edited = None if force else self._refresh_edited(found, embedder, progress, before)
         if edited is not None:
             edited.notice, edited.seconds = notice, round(time.perf_counter() - started, 3)
-            if self._set(stamp_key, stamp):
-                self._remember_in_line(stamp, found)
+            self._stamp_index(stamp_key, stamp, found)
             return edited
         cache = self._parse_cache() if not force else ParseCache()
         snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes, cache=cache,
@@ -184,8 +187,7 @@ class Refresher:
             read = [*snap.notes, *(hidden for hidden, _ in snap.shadowed)]
             # a note edited after ``found`` differs from it, so is read again next time; one that
             # appeared after it is not in it, and ``found`` cannot say when it goes
-            if self._set(stamp_key, stamp) and all(str(note.path) in found.stats for note in read):
-                self._remember_in_line(stamp, found)
+            self._stamp_index(stamp_key, stamp, found if all(str(note.path) in found.stats for note in read) else None)
             self._set("skipped", json.dumps([[s.path, s.reason] for s in snap.skipped]))
             self._set(MANIFEST, json.dumps(manifest_of(snap, found, self._settings())))
         return RefreshReport(
