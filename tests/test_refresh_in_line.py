@@ -27,6 +27,14 @@ def _memory(store: Path, tmp_path: Path) -> Memory:
     return Memory([store], embedder="none", index_path=tmp_path / "i.sqlite")
 
 
+def _indexed_elsewhere_and_gone(store: Path, tmp_path: Path) -> None:
+    """A keyword-only process (a hook's refresh) indexes a new note, which is then deleted."""
+    extra = write_note(store, "feedback_extra.md", NOTE.format(name="feedback_extra", text="an extra rule"))
+    with _memory(store, tmp_path) as other:
+        assert other.refresh(embed=False).added == 1
+    extra.unlink()
+
+
 def test_an_edit_in_the_same_process_is_found_without_the_parse_cache(tmp_path, monkeypatch):
     store = _store(tmp_path)
     with _memory(store, tmp_path) as mem:
@@ -50,10 +58,7 @@ def test_another_process_refreshing_in_between_is_not_missed(tmp_path):
     store = _store(tmp_path)
     with _memory(store, tmp_path) as first:
         first.refresh()
-        extra = write_note(store, "feedback_extra.md", NOTE.format(name="feedback_extra", text="an extra rule"))
-        with _memory(store, tmp_path) as second:
-            assert second.refresh().added == 1
-        extra.unlink()
+        _indexed_elsewhere_and_gone(store, tmp_path)
         first.refresh(recheck=True)
         assert first.index.counts()["units"] == 5  # read before ``show``, which refreshes again
         assert first.show("feedback_extra") == []
@@ -95,10 +100,7 @@ def test_a_refresh_under_another_embedders_stamp_is_not_missed(tmp_path):
     store = _store(tmp_path)
     with Memory([store], embedder="fake", index_path=tmp_path / "i.sqlite") as daemon_side:
         daemon_side.refresh()
-        extra = write_note(store, "feedback_extra.md", NOTE.format(name="feedback_extra", text="an extra rule"))
-        with _memory(store, tmp_path) as hook_side:
-            assert hook_side.refresh(embed=False).added == 1
-        extra.unlink()
+        _indexed_elsewhere_and_gone(store, tmp_path)
         note = store / "feedback_2.md"
         note.write_text(note.read_text() + "an edit\n")
         daemon_side.refresh(recheck=True)
@@ -125,10 +127,7 @@ def test_a_note_another_embedders_refresh_indexed_and_that_went_is_not_kept(tmp_
     store = _store(tmp_path)
     with Memory([store], embedder="fake", index_path=tmp_path / "i.sqlite") as daemon_side:
         daemon_side.refresh()
-        extra = write_note(store, "feedback_extra.md", NOTE.format(name="feedback_extra", text="an extra rule"))
-        with _memory(store, tmp_path) as hook_side:
-            assert hook_side.refresh(embed=False).added == 1
-        extra.unlink()
+        _indexed_elsewhere_and_gone(store, tmp_path)
         report = daemon_side.refresh(recheck=True)
         assert not report.up_to_date and report.removed == 1
         assert daemon_side.index.counts()["units"] == 5

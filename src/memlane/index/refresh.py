@@ -102,12 +102,9 @@ class Refresher:
         self._in_line: tuple[str, Walk] | None = None
 
     # -- the stamp ---------------------------------------------------------------------
-    def stamp(self, embedder_name: str | None, found: Walk | None = None, *,
-              pause: Callable[[], None] | None = None) -> tuple[str, str]:
-        """(meta key, what the files and settings look like now): a stat walk only (``found``:
-        one already made; ``pause``: as ``walk``'s)."""
-        key = f"files:{embedder_name or '-'}"
-        return key, (found or walk(self.specs, pause)).digest + self._settings()
+    def stamp(self, embedder_name: str | None, found: Walk) -> tuple[str, str]:
+        """(meta key, what the files as ``found`` and the settings look like)."""
+        return f"files:{embedder_name or '-'}", found.digest + self._settings()
 
     def walk(self, pause: Callable[[], None] | None = None) -> Walk:
         """One stat walk of the stores, which ``stamp`` and ``refresh`` take as ``found``."""
