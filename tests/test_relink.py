@@ -83,14 +83,74 @@ def test_a_link_edit_relinks_in_place_as_a_rebuild_would(store, tmp_path):
         assert {k: settled[k] for k in whole} == rebuilt(memory)
 
 
-@pytest.mark.parametrize("change", ["supersedes", "non-ascii", "small store"])
+def test_a_link_to_a_non_ascii_name_relinks_as_a_rebuild_would(store, tmp_path):
+    write_note(store, "project_überblick.md", note("Überblick", "The overview."))
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        edit(store, "n3", "Note 3. See [[ÜBERBLICK]] and [[Straße]].")
+        memory.refresh()
+        now, whole = stored(memory), rebuilt(memory)
+        assert now["graph"] == UNSETTLED  # relinked in place: the keys are matched exactly, case folded
+        assert now["edges"] == whole["edges"] and now["missing"] == whole["missing"]
+        ids = {name: i for i, name in memory.index.conn.execute("SELECT id, name FROM units")}
+        assert (ids["n3"], ids["Überblick"], "wiki") in now["edges"]
+
+
+def test_a_note_given_a_new_name_no_longer_answers_to_its_old_one(store, tmp_path):
+    write_note(store, "project_alpha.md", note("beta", "Named apart from its file."))
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        (store / "project_alpha.md").write_text(note("gamma", "Named apart from its file."), encoding="utf-8")
+        memory.refresh()
+        assert {k for (k,) in memory.index.conn.execute(
+            "SELECT key FROM unit_keys JOIN units ON units.id = unit WHERE units.name = 'gamma'")} == {
+            "gamma", "project-alpha", "alpha"}  # its old name's key is gone (a stale key finds nothing wrong either)
+        edit(store, "n3", "Note 3. See [[beta]] and [[gamma]].")
+        memory.refresh()
+        now, whole = stored(memory), rebuilt(memory)
+        assert now["graph"] == UNSETTLED
+        assert now["edges"] == whole["edges"] and now["missing"] == whole["missing"]
+        ids = {name: i for i, name in memory.index.conn.execute("SELECT id, name FROM units")}
+        assert (ids["n3"], "beta", "wiki") in now["missing"] and (ids["n3"], ids["gamma"], "wiki") in now["edges"]
+
+
+def test_link_keys_left_behind_by_another_writer_are_made_whole_before_a_relink(store, tmp_path):
+    """A writer that does not keep ``unit_keys`` (an older memlane) still moves ``units_changes``;
+    the next sync then writes every unit's keys again, and the relink finds the renamed note."""
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        conn = memory.index.conn
+        with memory.index.transaction():  # as an older memlane would write: the unit, not its keys
+            conn.execute("UPDATE units SET name = 'renamed', path = replace(path, 'project_n7.md', 'renamed.md')"
+                         " WHERE name = 'n7'")
+        assert not memory.index.unit_keys_current()
+        edit(store, "n3", "Note 3. See [[renamed]] and [[n0]].")
+        memory.refresh()
+        now, whole = stored(memory), rebuilt(memory)
+        assert now["graph"] == UNSETTLED
+        ids = {name: i for i, name in conn.execute("SELECT id, name FROM units")}
+        # the edited note's edges are a rebuild's (the others' links to the old name were the other writer's to mend)
+        assert {e for e in now["edges"] if e[0] == ids["n3"]} == {e for e in whole["edges"] if e[0] == ids["n3"]}
+        assert (ids["n3"], ids["renamed"], "wiki") in now["edges"]
+
+
+def test_relink_does_not_trust_link_keys_behind_the_notes(store, tmp_path):
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        uid = memory.index.conn.execute("SELECT uid FROM units WHERE name = 'n3'").fetchone()[0]
+        before = memory.index.link_facts_of([uid])
+        after = {uid: {"path": before[uid]["path"], "meta": dict(before[uid]["meta"], links=[["n0", "wiki"]])}}
+        assert build.relink(memory.index, before, after) is True
+        memory.index.set_meta("unit_keys", "behind")
+        assert build.relink(memory.index, before, after) is False
+
+
+@pytest.mark.parametrize("change", ["supersedes", "small store"])
 def test_what_relink_cannot_vouch_for_is_rebuilt_whole(store, tmp_path, monkeypatch, change):
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         memory.refresh()
         if change == "supersedes":
             (store / "project_n3.md").write_text(note("n3", "Note 3.", "supersedes: [n4]\n"), encoding="utf-8")
-        elif change == "non-ascii":
-            edit(store, "n3", "Note 3. See [[Überblick]].")
         else:
             monkeypatch.setattr(build, "RELINK_FROM", 10_000)
             edit(store, "n3", "Note 3. See [[n0]].")

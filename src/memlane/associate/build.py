@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ..index.storage import GraphData
 from ..store.links import link_key
-from .graph import _keys, on_cycles, resolve_links, superseded_map, unit_edges
+from ..store.note import answer_keys
+from .graph import on_cycles, resolve_links, superseded_map, unit_edges
 from .structure import clusters, constellations, in_degree, pagerank
 
 #: bump when the graph is computed differently: every index then rebuilds it on its next refresh
@@ -23,8 +24,7 @@ UNSETTLED = GRAPH_VERSION + ":unsettled"
 RELINK_FROM = 20_000
 #: what a note's own links make; ``supersedes`` and ``MEMORY.md`` sections are rebuilt whole
 LINK_KINDS = ("wiki", "markdown", "mention")
-#: more distinct targets than this in one edit: rebuilt whole (each is a LIKE over every note:
-#: ~15 ms apiece at 100k notes)
+#: more distinct targets than this in one edit (a bulk edit across the store): rebuilt whole
 RELINK_MAX_TARGETS = 50
 
 
@@ -84,23 +84,24 @@ def settlement(reader) -> tuple[int, GraphData] | None:
 
 def relink(store, before: dict[str, dict], after: dict[str, dict]) -> bool:
     """Store the edited notes' own edges anew (``before``: their stored link facts, with ids;
-    ``after``: what they hold now) — when the store is large, only ``links`` moved, and every
-    target is plain ASCII; False otherwise (the caller rebuilds the whole graph)."""
+    ``after``: what they hold now) — when the store is large, only ``links`` moved, and the
+    store's link keys are current; False otherwise (the caller rebuilds the whole graph)."""
     if not hasattr(store, "replace_links_of") or store.node_count() < RELINK_FROM:
         return False
     for uid, now in after.items():
         was = before[uid]["meta"]
         if any(was.get(k) != now["meta"].get(k) for k in ("supersedes", "superseded_by", "index_section", "store")):
             return False  # what supersedes what, and sections, are whole-graph facts
-        if not all(link_key(target).isascii() for target, _ in now["meta"].get("links", [])):
-            return False  # matched in SQL by ASCII case folding: anything else is resolved whole
     keys = sorted({link_key(t) for now in after.values() for t, _ in now["meta"].get("links", [])} - {""})
     if len(keys) > RELINK_MAX_TARGETS:
         return False
     with store.transaction():  # read and write in one go, as rebuild_graph does
+        answering = store.units_answering(keys)
+        if answering is None:
+            return False  # the keys are behind the notes: resolved whole
         by_key: dict[str, list[dict]] = {}
-        for candidate in store.units_like([key.split("-") for key in keys]):
-            for key in _keys(candidate["name"], candidate["path"]):
+        for candidate in answering:
+            for key in answer_keys(candidate["name"], candidate["path"]):
                 by_key.setdefault(key, []).append(candidate)
         for uid, now in after.items():  # as resolve_links resolves them
             unit = {"id": before[uid]["id"], "path": now["path"]}

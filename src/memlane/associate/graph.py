@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..index.storage import Edge
 from ..store.links import link_key
-from ..store.note import NOTE_TYPES
+from ..store.note import answer_keys
 
 EDGE_KINDS = ("wiki", "markdown", "mention", "supersedes", "index")
 INDEX_SECTION_MAX = 8  # a longer MEMORY.md section is a list, not a grouping
@@ -32,22 +32,13 @@ class LinkGraph:
     missing: list[tuple[int, str, str]] = field(default_factory=list)  # (src, target as written, kind)
 
 
-def _keys(name: str, path: str) -> set[str]:
-    stem = os.path.splitext(os.path.basename(path))[0] if path else ""
-    keys = {link_key(name), link_key(stem)} if stem else {link_key(name)}
-    for prefix in NOTE_TYPES:
-        if stem.lower().startswith(prefix + "_"):
-            keys.add(link_key(stem[len(prefix) + 1:]))
-    return {k for k in keys if k}
-
-
 def resolve_links(units: list[dict]) -> LinkGraph:
     """Edges between ``units`` (dicts with ``id``, ``name``, ``path``, ``scope``, ``meta``
     as the index stores them). A target several notes answer to resolves to the ones in the
     linking note's own folder, if any; self-links are dropped."""
     by_key: dict[str, list[dict]] = {}
     for unit in units:
-        for key in _keys(unit["name"], unit["path"]):
+        for key in answer_keys(unit["name"], unit["path"]):
             by_key.setdefault(key, []).append(unit)
     graph = LinkGraph()
     for unit in units:

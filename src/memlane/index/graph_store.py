@@ -58,18 +58,19 @@ class GraphStore:
                 self.set_meta("graph", graph.version)
             self._bump_generation()
 
-    def units_like(self, phrases: list[list[str]]) -> list[dict]:
-        """id, name and path of every unit whose name or path holds the words of one of
-        ``phrases`` in that order (ASCII case folded): every unit the link keys of those words
-        can name, and a few more — in one pass over the units."""
-        patterns = ["%" + "%".join(w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in words) + "%"
-                    for words in phrases]
-        if not patterns:
-            return []
-        where = " OR ".join(f"name LIKE ?{n} ESCAPE '\\' OR path LIKE ?{n} ESCAPE '\\'"
-                            for n in range(1, len(patterns) + 1))
-        return [{"id": i, "name": n, "path": p}
-                for i, n, p in self.conn.execute(f"SELECT id, name, path FROM units WHERE {where}", patterns)]
+    def units_answering(self, keys: list[str]) -> list[dict] | None:
+        """id, name and path of every unit answering to one of the link ``keys``
+        (``answer_keys``), through ``unit_keys``; None when that table is behind the units."""
+        if not self.unit_keys_current():
+            return None
+        found: dict[int, dict] = {}
+        for start in range(0, len(keys), 400):
+            batch = keys[start:start + 400]
+            for i, n, p in self.conn.execute(
+                    "SELECT u.id, u.name, u.path FROM unit_keys k JOIN units u ON u.id = k.unit"
+                    f" WHERE k.key IN ({','.join('?' * len(batch))})", batch):
+                found[i] = {"id": i, "name": n, "path": p}
+        return list(found.values())
 
     def replace_links_of(self, src: int, edges: list, missing: list[tuple[int, str, str]],
                          kinds: tuple[str, ...]) -> None:

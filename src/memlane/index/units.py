@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..config import ChunkStrategy
+from ..store.note import answer_keys
 from .chunking import chunk_texts, text_hash
 from .connection import is_corruption
 from .storage import SyncReport, UnitFacts
@@ -52,6 +53,7 @@ class UnitRows:
         report = SyncReport()
         with self.transaction():
             postings_current = self.postings_current()  # before this sync writes
+            keys_current = self.unit_keys_current()
             self._gone_hashes: set[str] = set()  # chunk texts this sync takes away
             rechunked = not self.chunking_holds(strategy, max_chars)
             max_chars = self._chunking(strategy, max_chars)
@@ -80,12 +82,36 @@ class UnitRows:
                 self.conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
             elif report.changed:  # only what these units' old chunks used can have been left unused
                 self.conn.executemany(FORGET_VECTORS_SQL, [(h,) for h in sorted(self._gone_hashes)])
+            if report.changed or not keys_current:
+                self._keep_unit_keys(list(changes) if keys_current else None)
             if report.changed or not postings_current:
                 self._keep_postings(changes if postings_current else None)
                 self._bump_generation()
         if report.changed:
             self._vectors.clear()
         return report
+
+    def unit_keys_current(self) -> bool:
+        """Whether ``unit_keys`` holds every write to the units (whoever wrote: an older memlane
+        moves ``units_changes`` too, through the schema's triggers)."""
+        return self.get_meta("unit_keys") == self.get_meta("units_changes")
+
+    def _keep_unit_keys(self, changed: list[int] | None) -> None:
+        """Inside a sync: the link keys of the ``changed`` units written anew, or (None) every
+        unit's; then marked current."""
+        if changed is None:
+            self.conn.execute("DELETE FROM unit_keys")
+            rows = self.conn.execute("SELECT id, name, path FROM units").fetchall()
+        else:
+            rows = []
+            for start in range(0, len(changed), 400):
+                batch = changed[start:start + 400]
+                marks = ",".join("?" * len(batch))
+                self.conn.execute(f"DELETE FROM unit_keys WHERE unit IN ({marks})", batch)
+                rows += self.conn.execute(f"SELECT id, name, path FROM units WHERE id IN ({marks})", batch).fetchall()
+        self.conn.executemany("INSERT OR IGNORE INTO unit_keys(key, unit) VALUES (?,?)",
+                              [(key, uid) for uid, name, path in rows for key in answer_keys(name, path)])
+        self.set_meta("unit_keys", self.get_meta("units_changes") or "0")
 
     def _existing(self, uids: list[str] | None) -> dict[str, tuple[int, str]]:
         """uid -> (unit id, content hash) of every unit, or of ``uids`` only."""

@@ -4,17 +4,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .frontmatter import split_frontmatter
-from .links import Link, extract_links
+from .links import Link, extract_links, link_key
 
 NOTE_TYPES = ("user", "feedback", "project", "reference")
 NOTE_KINDS = ("principle", "correction", "decision", "guideline", "pitfall", "process", "model")
 NOTE_STATUSES = ("active", "dormant", "archived")
 #: bump when a note's text is read into different fields: every cached parse is then dropped
 PARSER_VERSION = "2"
+
+
+def answer_keys(name: str, path: str) -> set[str]:
+    """The link keys a note answers to: its ``name``, its file stem, and the stem without its
+    type prefix (``feedback_x.md`` answers to ``x``), each as ``link_key`` normalises it."""
+    stem = os.path.splitext(os.path.basename(path))[0] if path else ""
+    keys = {link_key(name), link_key(stem)} if stem else {link_key(name)}
+    for prefix in NOTE_TYPES:
+        if stem.lower().startswith(prefix + "_"):
+            keys.add(link_key(stem[len(prefix) + 1:]))
+    return {k for k in keys if k}
 
 
 @dataclass
