@@ -119,6 +119,20 @@ class FakeDaemon:
             conn.close()
 
 
+def test_a_cold_answer_keeps_memlanes_bytecode_where_the_environment_forbids_it(setup):
+    """An editable install has no ``.pyc`` until a first import writes them; with
+    ``PYTHONDONTWRITEBYTECODE`` set (as many containers set it) every cold prompt would compile
+    memlane's ~70 modules again. The cache prefix here starts empty, so each module is compiled."""
+    prefix = setup["tmp"] / "pycache"
+    env = os.environ | {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(prefix)}
+    cmd = [sys.executable, "-m", "memlane.adapters.hookclient", "user-prompt-submit", *setup["args"], "--no-daemon"]
+    proc = subprocess.run(cmd, input=payload(setup), capture_output=True, text=True, timeout=120, cwd=setup["tmp"],
+                          env=env)
+    assert "feedback_ci_cache" in proc.stdout
+    compiled = {p.name.split(".")[0] for p in prefix.rglob("*.pyc") if "memlane" in p.parts}
+    assert {"memory", "hook", "search", "sqlite"} <= compiled
+
+
 @pytest.mark.parametrize("behaviour", ["hang", "garbage", "close"])
 def test_a_wedged_or_dead_daemon_never_blocks(setup, behaviour):
     assert hookclient.private_dir(create=True) is not None
