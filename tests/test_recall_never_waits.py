@@ -122,3 +122,20 @@ def test_an_instant_embedder_is_never_left_to_the_background(tmp_path):
     with Memory([store], embedder="fake", index_path=tmp_path / "i.sqlite") as memory:
         assert memory.prepare_for_recall() == 0 and memory.embedder_notice is None
     assert isinstance(FakeEmbedder(), Embedder) and FakeEmbedder.instant
+
+
+def test_doctor_says_how_many_note_texts_wait_for_their_vectors(tmp_path):
+    from memlane.adapters.cli.setup import _doctor_lines
+
+    store = store_of(tmp_path / "s", 12)
+    with Memory([store], embedder=SlowEmbedder(), index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh(embed=False)  # as a keyword-only first recall leaves it
+        data = memory.doctor() | {"agents": {"hooks": {}, "daemon": {"running": False, "socket": "-"}},
+                                  "hook_failures": []}
+        assert data["index"]["not_embedded"] == 12
+        assert any("12 note text(s) not embedded yet" in line and "memlane index" in line
+                   for line in _doctor_lines(data, []))
+        memory.refresh()
+        data = memory.doctor() | {"agents": data["agents"], "hook_failures": []}
+        assert data["index"]["not_embedded"] == 0
+        assert not any("not embedded yet" in line for line in _doctor_lines(data, []))

@@ -497,7 +497,8 @@ class Memory:
             "user_store": str(self.config.user_store_path()),
             "stores": stores,
             "index": {"path": self.index_path, "exists": Path(self.index_path).exists(),
-                      "integrity": self.index.check_integrity() or "ok", **self.index.counts()},
+                      "integrity": self.index.check_integrity() or "ok", **self.index.counts(),
+                      "not_embedded": self._not_embedded(embedder)},
             "embedder": {"name": embedder.name if embedder else None, "dim": embedder.dim if embedder else None,
                          "min_cosine": embedder.min_cosine if embedder else None,
                          "status": "ready" if embedder else (self.embedder_notice or "off")},
@@ -507,6 +508,15 @@ class Memory:
                         "code": self.config.domains.code, "privacy_exclude": self.config.privacy.exclude},
             "team": None if self.team is None else self.team.status(),
         }
+
+    def _not_embedded(self, embedder: Embedder | None) -> int | None:
+        """How many note texts still wait for ``embedder``'s vectors (None: no embedder, or unknown)."""
+        if embedder is None:
+            return None
+        try:
+            return self.index.pending_count(embedder.name)
+        except (sqlite3.Error, OSError):
+            return None
 
     def close(self) -> None:
         if self._team is not None:

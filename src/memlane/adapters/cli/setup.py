@@ -161,6 +161,9 @@ def _doctor_lines(data: dict, problems) -> list[str]:
     i = data["index"]
     lines.append(f"index: {i['path']} ({'exists' if i['exists'] else 'not built yet'}; integrity {i['integrity']}; "
                  f"{i['units']} units, {i['embeddings']} vectors)")
+    if i.get("not_embedded"):
+        lines.append(f"  {i['not_embedded']} note text(s) not embedded yet: recall finds them by keyword only until "
+                     "the daemon embeds them in the background (`memlane index` embeds them now, with progress)")
     e = data["embedder"]
     lines.append(f"embedder: {e['name'] or '-'} ({e['status']})")
     team = data.get("team")
