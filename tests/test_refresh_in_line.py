@@ -132,3 +132,21 @@ def test_a_note_another_embedders_refresh_indexed_and_that_went_is_not_kept(tmp_
         assert not report.up_to_date and report.removed == 1
         assert daemon_side.index.counts()["units"] == 5
         assert daemon_side.refresh(recheck=True).up_to_date  # and then it is
+
+
+def test_a_complete_refresh_whose_manifest_was_not_written_leaves_no_stamp(tmp_path, monkeypatch):
+    """The manifest is what the next refresh finds an edit against: a refresh that could not write
+    it (a lock at that moment) must not call the index in line, or the next edit would be read
+    against an older refresh's manifest."""
+    from memlane.index import refresh as refresh_module
+
+    store = _store(tmp_path)
+    with _memory(store, tmp_path) as mem:
+        real = refresh_module.Refresher._set
+        monkeypatch.setattr(refresh_module.Refresher, "_set",
+                            lambda self, key, value: False if key == refresh_module.MANIFEST else real(self, key, value))
+        assert mem.refresh().added == 5
+        assert not mem.refresh(recheck=True).up_to_date  # it looks again
+        monkeypatch.setattr(refresh_module.Refresher, "_set", real)
+        mem.refresh(recheck=True)
+        assert mem.refresh(recheck=True).up_to_date

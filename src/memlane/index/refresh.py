@@ -182,11 +182,14 @@ class Refresher:
         if problem is None:  # skipped files are reported here, and again by `memlane index`
             self._save_parse_cache(cache)
             read = [*snap.notes, *(hidden for hidden, _ in snap.shadowed)]
-            # a note edited after ``found`` differs from it, so is read again next time; one that
-            # appeared after it is not in it, and ``found`` cannot say when it goes
-            self._stamp_index(stamp_key, stamp, found if all(str(note.path) in found.stats for note in read) else None)
             self._set("skipped", json.dumps([[s.path, s.reason] for s in snap.skipped]))
-            self._set(MANIFEST, json.dumps(manifest_of(snap, found, self._settings())))
+            # the stamp only after the manifest: an edit is later found against this refresh's
+            # manifest, never an older one left by a write that failed (a lock at that moment)
+            if self._set(MANIFEST, json.dumps(manifest_of(snap, found, self._settings()))):
+                # a note edited after ``found`` differs from it, so is read again next time; one that
+                # appeared after it is not in it, and ``found`` cannot say when it goes
+                self._stamp_index(stamp_key, stamp,
+                                  found if all(str(note.path) in found.stats for note in read) else None)
         return RefreshReport(
             notes=len(units), added=synced.added, updated=synced.updated, removed=synced.removed,
             unchanged=synced.unchanged, embedded=embedded, healed=synced.healed or self.index.healed,
