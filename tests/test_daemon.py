@@ -8,12 +8,13 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import write_note
+import memlane
 from memlane.adapters import hookclient
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
@@ -119,18 +120,32 @@ class FakeDaemon:
             conn.close()
 
 
-def test_a_cold_answer_keeps_memlanes_bytecode_where_the_environment_forbids_it(setup):
-    """An editable install has no ``.pyc`` until a first import writes them; with
-    ``PYTHONDONTWRITEBYTECODE`` set (as many containers set it) every cold prompt would compile
-    memlane's ~70 modules again. The cache prefix here starts empty, so each module is compiled."""
+def test_the_daemon_has_memlanes_modules_compiled_where_the_environment_forbids_bytecode(setup):
+    """An editable install has no ``.pyc`` until an import writes them; with ``PYTHONDONTWRITEBYTECODE``
+    set (as many containers set it) every cold prompt would compile memlane's ~70 modules again. The
+    cache prefix here starts empty; the CLI's modules, which neither the hook nor the daemon imports,
+    are compiled too; nothing outside memlane's package is."""
     prefix = setup["tmp"] / "pycache"
     env = os.environ | {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(prefix)}
-    cmd = [sys.executable, "-m", "memlane.adapters.hookclient", "user-prompt-submit", *setup["args"], "--no-daemon"]
+    cmd = [sys.executable, "-m", "memlane.adapters.hookclient", "user-prompt-submit", *setup["args"]]
     proc = subprocess.run(cmd, input=payload(setup), capture_output=True, text=True, timeout=120, cwd=setup["tmp"],
                           env=env)
-    assert "feedback_ci_cache" in proc.stdout
-    compiled = {p.name.split(".")[0] for p in prefix.rglob("*.pyc") if "memlane" in p.parts}
-    assert {"memory", "hook", "search", "sqlite"} <= compiled
+    assert "feedback_ci_cache" in proc.stdout  # answered cold, and a daemon started
+    path = hookclient.socket_path(setup["key"])
+    try:
+        deadline = time.monotonic() + 60
+        compiled: set[str] = set()
+        while time.monotonic() < deadline and "recall" not in compiled:
+            time.sleep(0.2)
+            compiled = {p.name.split(".")[0] for p in prefix.rglob("*.pyc") if "cli" in p.parts}
+        assert {"recall", "setup", "notes"} <= compiled
+        package = str(Path(memlane.__file__).resolve().parent).lstrip(os.sep)
+        assert all(str(p.relative_to(prefix)).startswith(package) for p in prefix.rglob("*.pyc"))
+    finally:
+        for _ in range(300):
+            if hookclient.ask_daemon(path, "stop") is not None:
+                break
+            time.sleep(0.1)
 
 
 @pytest.mark.parametrize("behaviour", ["hang", "garbage", "close"])
