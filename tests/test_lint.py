@@ -269,6 +269,18 @@ def test_index_lines_that_disagree_with_their_notes(sound):
     assert "not listed" in messages["feedback_unlisted.md", None]
 
 
+def test_a_private_note_is_never_asked_into_memory_md_and_a_line_listing_one_is_flagged(sound):
+    write_note(sound, "feedback_pin.md", note("pin", "When paying the office rent", "The card PIN is kept elsewhere.",
+                                             "type: feedback\nprivate: true"))
+    messages = [f.message for f in found(run_lint(sound), "index-lines") if "feedback_pin.md" in f.message + f.path]
+    assert messages == []  # unlisted, and nothing asks to list it: Claude Code loads MEMORY.md into every session
+    assert not [f for f in found(run_lint(sound), "orphans") if f.path.endswith("feedback_pin.md")]
+    (sound / "MEMORY.md").write_text(SOUND_INDEX + "- [Pin](feedback_pin.md) — when paying the office rent\n",
+                                     encoding="utf-8")
+    flagged = [f for f in found(run_lint(sound), "index-lines") if "private note" in f.message]
+    assert len(flagged) == 1 and flagged[0].level == "warning" and "remove the line" in flagged[0].message
+
+
 # -- 9. MEMORY.md over Claude Code's limit --------------------------------------------------------
 @pytest.mark.parametrize("lines, line_text, beyond", [
     (250, "- [CI cache keys](feedback_ci_cache.md) — key caches on the lockfile hash", 50),

@@ -52,6 +52,18 @@ def snapshot(folder: Path) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.iterdir()) if p.is_file()}
 
 
+def test_a_private_note_gets_no_memory_md_line(tmp_path):
+    """Claude Code loads MEMORY.md into every session: a line there would show the agent the note."""
+    store = seeded(tmp_path)
+    before = (store / "MEMORY.md").read_text()
+    draft = Draft(name="bank_pin", description="when paying the office rent", type="project",
+                  body="The card PIN is in the safe.", private=True)
+    with memory(store, tmp_path) as mem:
+        assert mem.add(draft)["applied"]
+    assert (store / "project_bank_pin.md").exists()
+    assert (store / "MEMORY.md").read_text() == before
+
+
 def test_add_writes_claude_codes_format_and_its_index_line(tmp_path):
     store = seeded(tmp_path)
     draft = Draft(name="flaky_e2e", description="when an end-to-end test fails only on CI runners", type="feedback",

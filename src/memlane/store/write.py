@@ -224,14 +224,16 @@ def _fsync_dir(folder: Path) -> None:
 
 def write_new_note(folder: Path, draft: Draft) -> Path:
     """Create the note and add its ``MEMORY.md`` line (both atomic; the line only if the
-    index does not list the file yet). Raises ``WriteError`` if the file exists."""
+    index does not list the file yet, and never for a private note: Claude Code loads that
+    file into every session). Raises ``WriteError`` if the file exists."""
     draft.check()
     text = render_note(draft)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / draft.filename
     with folder_lock(folder):
         atomic_write(path, text, exclusive=True)
-        add_index_line(folder, draft)
+        if not draft.private:
+            add_index_line(folder, draft)
     return path
 
 

@@ -229,13 +229,14 @@ def _missing_markdown_targets(store: _Store) -> list[tuple[int, str]]:
 
 # -- 2. orphans ---------------------------------------------------------------------------
 def check_orphans(store: _Store) -> list[Finding]:
-    """Notes with no link in or out (index membership aside) that no MEMORY.md lists."""
+    """Notes with no link in or out (index membership aside) that no MEMORY.md lists (a private
+    note is never recalled for the agent: how it is reached does not matter)."""
     linked = {u for u, edges in store.index.adjacency().items() if any(kind != "index" for _, kind in edges)}
     return [Finding("orphans", "info", n.path,
                     "an orphan: no note links to it, it links to no note, and no MEMORY.md lists it, so recall "
                     f"reaches it only by its own words; link it from a related note ([[{_link_name(n)}]]) or list it "
                     "in MEMORY.md")
-            for n in store.notes if n.id not in linked and not store.listed(n)]
+            for n in store.notes if n.id not in linked and not store.listed(n) and not n.meta.get("private")]
 
 
 def _link_name(note: _Note) -> str:
@@ -412,6 +413,12 @@ def check_index_lines(store: _Store) -> list[Finding]:
             if "://" in rel or not rel.lower().endswith(".md"):
                 continue
             note = by_rel.get(rel)
+            if note is not None and note.meta.get("private"):
+                findings.append(Finding("index-lines", "warning", where,
+                                        f"line {line.line_no} lists {rel}, a private note: Claude Code loads this "
+                                        "file into every session, so the agent sees the line and may open the note; "
+                                        "remove the line", other=note.path, line=line.line_no))
+                continue
             if note is None:
                 if not (Path(root) / rel).exists():
                     findings.append(Finding("index-lines", "warning", where,
@@ -422,7 +429,8 @@ def check_index_lines(store: _Store) -> list[Finding]:
         listed = index_file.listed
         findings += [Finding("index-lines", "warning", n.path,
                              f"not listed in {where}: Claude Code finds notes through that index; add "
-                             f"\"- [Title]({n.rel}) — hook\"") for n in by_rel.values() if n.rel not in listed]
+                             f"\"- [Title]({n.rel}) — hook\"") for n in by_rel.values()
+                     if n.rel not in listed and not n.meta.get("private")]
     return findings
 
 
