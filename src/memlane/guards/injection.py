@@ -12,7 +12,8 @@ reading that holds one of its heads, the literals its matches start with, and is
 first use; the reason quotes the note's own words, found by mapping the match back.
 
 One table, ``_RULES``: (kind, language, pattern); languages ``en``, ``ko``, ``zh`` (simplified and
-traditional) and ``sh`` (shell one-liners). A space in a pattern is a word gap: up to five spaces
+traditional), ``sh`` (shell one-liners) and ``turns`` (a faked turn of the conversation at the start
+of a line: ``Human:``, ``[system]``); the last two read line by line. A space in a pattern is a word gap: up to five spaces
 or markup characters, or none (a letter-spaced phrase read back as one run still matches);
 ``%(NAME)s`` is a fragment from ``_PARTS``. Rules are narrow on purpose: a quarantined note never
 reaches the agent, so "ignore the lint warning" and "경고는 무시해도 된다" pass. Prose exfiltration
@@ -99,6 +100,14 @@ _RULES = (
                      r"|my|called|named|root|admin|developer)\b|new system prompt\b|<\|im_start\|> ?system"
                      r"|(?:dan|jailbreak) mode\b)"),
     (OVERRIDE, "en", r"act(?<![a-z]act) as (?:root|admin|the system)\b"),  # "act", not "impact"
+    # the end of the agent's wrapper, or a turn of the conversation, faked inside a note
+    (OVERRIDE, "en", r"</ ?system[-_ ]?(?:reminder|message|prompt)? ?>|<\|(?:system|im_end|endoftext)\|>"),
+    (OVERRIDE, "turns", r"(?m:^)[ \t>*#]*(?:human|assistant|system) ?: ?\S|(?m:^)[ \t>*#]*\[ ?(?:system|admin"
+                        r"|developer|assistant)(?: message| note| prompt)? ?\]"),
+    (OVERRIDE, "en", r"(?:has|have|had|already) pre-?approved (?:all|every|any|each|the following|these|running"
+                     r"|shell|commands?|actions?|tools?|changes|this)\b|pre-?approved (?:all|every|any|each)\b"
+                     r"|(?:blanket|full|standing) (?:permission|approval|authori[sz]ation) to (?:run|execute|push"
+                     r"|delete|install|deploy)\b"),
     (OVERRIDE, "en", r"your (?:new|updated|real|actual|true) (?:%(ORDERS)s|system prompt|persona|identity)\b"
                      r"|your (?:new|updated|real|actual|true) (?:task|role|rules|goal|objective|purpose|mission)"
                      r" ?(?:is\b|are\b|:|now\b)"),
@@ -161,6 +170,7 @@ _NEGATED = r"(?:\bnever|\bnot|n't|\bno|不要|别|別|禁止|切勿|不得|不�
            r"(?: ever| directly| just|直接|随便|隨便|擅自|私自)? ?把?$"
 _GAP = r"[ \t*_`'\"~>|()\[\]{}/\\,:\-–—+=#<^&«»]{0,5}"  # spaces, markup (** _ ` >), none; no sentence end
 _SCRIPTS = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}
+_LINE_RULES = ("sh", "turns")  # rules that read the text line by line
 
 
 def _scan(source: str):
@@ -258,7 +268,7 @@ def _find(forms: dict[str, str]) -> tuple[str, str, int, int] | None:
     for name, form in forms.items():
         holds: dict[str, bool] = {}  # head -> found in this reading
         for index, (kind, lang, _) in enumerate(_RULES):
-            if (lang == "sh") != (name == "lines") or not present.get(lang, True):
+            if (lang in _LINE_RULES) != (name == "lines") or not present.get(lang, True):
                 continue
             heads = _heads_of(index)
             if heads is not None and not any(holds.setdefault(h, h in form) for h in heads):

@@ -36,7 +36,9 @@ In order:
 ``readings`` adds two more: leetspeak folded inside words that mix letters with 0 1 3 4 5 7 @ $
 (``1gn0r3`` -> ``ignore``, ``ru1es`` -> ``rules``; ``1`` read as ``i`` or ``l``, whichever spells
 a word the caller looks for) and letter-spacing collapsed (``i g n o r e``, ``I.g.n.o.r.e`` ->
-``ignore``; three or more single characters, a double space still separates words). Screening every reading is the defence
+``ignore``; three or more single characters, a double space still separates words), and one
+without HTML comments, link targets and short asides (``Ignore all <!-- x --> previous``,
+``Ignore all [previous](x) instructions``). Screening every reading is the defence
 OWASP's LLM01 (prompt injection) asks for against stored, indirect injection. Patterns are
 compiled on first use, never at import (the hook path counts import time).
 """
@@ -48,7 +50,7 @@ import re
 import unicodedata
 from functools import cache
 
-__all__ = ["is_one_line", "line_break_chars", "normalise", "reading", "readings", "strip_controls"]
+__all__ = ["is_one_line", "line_break_chars", "normalise", "reading", "readings", "strip_controls", "unmark"]
 
 # Latin letter -> its look-alikes, written as escapes so a reviewer can tell them apart.
 _LOOKALIKES = {
@@ -160,6 +162,10 @@ def _re() -> dict[str, re.Pattern]:
         "spaced_hint": (f"{_SEP}{_TOKEN}{_SEP}{_TOKEN}(?:{_SEP}|(?!{_TOKEN}))", 0),
         "spaced": (rf"(?<!{_TOKEN}){_TOKEN}(?:{_SEP}{_TOKEN}){{2,}}(?!{_TOKEN})", 0),
         "spacer": (_SEP, 0),
+        # for the ``unmarked`` reading: what a renderer hides or shortens inside a phrase
+        "comment": (r"<!--.*?(?:-->|\Z)", re.S),
+        "link": (r"!?\[([^\]\n]{0,80})\]\([^)\n]{0,200}\)", 0),
+        "aside": (r"\([^()\n]{0,40}\)", 0),
     })
 
 
@@ -272,14 +278,30 @@ def despace(text: str) -> str:
     return rx["spaced"].sub(lambda m: rx["spacer"].sub("", m.group(0)), text)
 
 
+def unmark(text: str) -> str:
+    """``text`` without what a reader does not see or skips inside a phrase: HTML comments,
+    the targets of markdown links (their text stays) and short asides in parentheses."""
+    rx = _re()
+    if "<!--" in text:
+        text = rx["comment"].sub(" ", text)
+    if "](" in text:
+        text = rx["link"].sub(lambda m: m.group(1), text)
+    if "(" in text:
+        text = rx["aside"].sub(" ", text)
+    return text
+
+
 def reading(name: str, text: str, words: frozenset[str] | None = None) -> str:
     """One reading of ``text``: ``lines`` (normalised, line breaks kept), ``plain``
-    (normalised), ``leet`` (plain, leetspeak folded when it spells one of ``words``) or
-    ``spaced`` (letter-spacing collapsed, then all leetspeak folded)."""
+    (normalised), ``leet`` (plain, leetspeak folded when it spells one of ``words``),
+    ``spaced`` (letter-spacing collapsed, then all leetspeak folded) or ``unmarked`` (plain
+    without HTML comments, link targets and short asides: ``unmark``)."""
     if name == "lines":
         return prepare(text)
     if name == "spaced":
         return collapse(deleet(despace(prepare(text))))
+    if name == "unmarked":
+        return collapse(unmark(prepare(text)))
     plain = normalise(text)
     return deleet(plain, words) if name == "leet" else plain
 
@@ -294,4 +316,6 @@ def readings(text: str, words: frozenset[str] | None = None) -> dict[str, str]:
         out["leet"] = leet
     if (spaced := despace(pre)) != pre and (spaced := collapse(deleet(spaced))) not in out.values():
         out["spaced"] = spaced
+    if (unmarked := collapse(unmark(pre))) not in out.values():
+        out["unmarked"] = unmarked
     return out

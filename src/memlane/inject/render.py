@@ -35,9 +35,9 @@ def planned_depth(position: int, bracket: Bracket, moderate_full: int) -> str:
 def full_block(item: Recalled, folder: str | None = None) -> str:
     """A note in full; its file named within ``folder`` when the header names that folder once."""
     kind = ", ".join(part for part in (item.type or "note", item.scope) if part)
-    lines = [f"### {item.title} ({kind}) — {_where(item, folder)}"]
+    lines = [f"### {' '.join(item.title.split())} ({kind}) — {_where(item, folder)}"]
     if item.description:
-        lines.append(item.description)
+        lines.append(" ".join(item.description.split()))  # one line, whatever the header held
     if item.body.strip():
         lines.append(item.body.strip())
     reason = _reason(item)
