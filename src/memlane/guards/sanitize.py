@@ -37,8 +37,8 @@ In order:
 (``1gn0r3`` -> ``ignore``, ``ru1es`` -> ``rules``; ``1`` read as ``i`` or ``l``, whichever spells
 a word the caller looks for) and letter-spacing collapsed (``i g n o r e``, ``I.g.n.o.r.e`` ->
 ``ignore``; three or more single characters, a double space still separates words), and one
-without HTML comments, link targets and short asides (``Ignore all <!-- x --> previous``,
-``Ignore all [previous](x) instructions``). Screening every reading is the defence
+without HTML comments and link targets (``Ignore all <!-- x --> previous``, ``Ignore all
+[previous](x) instructions``). Screening every reading is the defence
 OWASP's LLM01 (prompt injection) asks for against stored, indirect injection. Patterns are
 compiled on first use, never at import (the hook path counts import time).
 """
@@ -165,7 +165,6 @@ def _re() -> dict[str, re.Pattern]:
         # for the ``unmarked`` reading: what a renderer hides or shortens inside a phrase
         "comment": (r"<!--.*?(?:-->|\Z)", re.S),
         "link": (r"!?\[([^\]\n]{0,80})\]\([^)\n]{0,200}\)", 0),
-        "aside": (r"\([^()\n]{0,40}\)", 0),
     })
 
 
@@ -279,15 +278,13 @@ def despace(text: str) -> str:
 
 
 def unmark(text: str) -> str:
-    """``text`` without what a reader does not see or skips inside a phrase: HTML comments,
-    the targets of markdown links (their text stays) and short asides in parentheses."""
+    """``text`` without what a rendered note does not show inside a phrase: HTML comments and
+    the targets of markdown links (their text stays)."""
     rx = _re()
     if "<!--" in text:
         text = rx["comment"].sub(" ", text)
     if "](" in text:
         text = rx["link"].sub(lambda m: m.group(1), text)
-    if "(" in text:
-        text = rx["aside"].sub(" ", text)
     return text
 
 
@@ -295,7 +292,7 @@ def reading(name: str, text: str, words: frozenset[str] | None = None) -> str:
     """One reading of ``text``: ``lines`` (normalised, line breaks kept), ``plain``
     (normalised), ``leet`` (plain, leetspeak folded when it spells one of ``words``),
     ``spaced`` (letter-spacing collapsed, then all leetspeak folded) or ``unmarked`` (plain
-    without HTML comments, link targets and short asides: ``unmark``)."""
+    without HTML comments and link targets: ``unmark``)."""
     if name == "lines":
         return prepare(text)
     if name == "spaced":
@@ -316,6 +313,6 @@ def readings(text: str, words: frozenset[str] | None = None) -> dict[str, str]:
         out["leet"] = leet
     if (spaced := despace(pre)) != pre and (spaced := collapse(deleet(spaced))) not in out.values():
         out["spaced"] = spaced
-    if (unmarked := collapse(unmark(pre))) not in out.values():
+    if ("<!--" in pre or "](" in pre) and (unmarked := collapse(unmark(pre))) not in out.values():
         out["unmarked"] = unmarked
     return out
