@@ -211,6 +211,10 @@ class Engine:
         if row["scope"] != scope:
             raise ToolError(f"{name!r} is a {row['scope']}-scope note, not {scope}")
         [note] = [n for n in self.memory.show(row["name"], session="mcp") if n["path"] == row["path"]]
+        risk = _risk_of(note)
+        if risk:
+            return (f"# {note['name']}\n\n(withheld: this note's text reads as an instruction to the agent — {risk}; "
+                    f"the user can review it)\n\n(source: {note['path']})\n")
         return f"# {note['title'] or note['name']}\n\n{note['description']}\n\n{note['body']}\n\n(source: {note['path']})\n"
 
     def _row(self, note_id: str) -> dict:
@@ -261,6 +265,19 @@ def _shape(result: dict, depth: Depth) -> dict:
                     "summary": result.get("preview"), "path": result["path"]})
     if depth is Depth.FULL:
         out.update({"description": result.get("description"), "body": result.get("body")})
+    return _withhold(out, e.get("risk"))
+
+
+def _withhold(out: dict, risk: str | None) -> dict:
+    """A note that reads as an attempt to steer the agent reaches it through no tool: its text
+    is withheld (as the hooks never inject it), its id and the reason stay."""
+    if not risk:
+        return out
+    for field in ("summary", "description", "body"):
+        out.pop(field, None)
+    out["risk"] = risk
+    out["withheld"] = ("this note's text reads as an instruction to the agent, so it is not given; the user can "
+                       "review it (memlane lint, or the file itself)")
     return out
 
 
@@ -319,7 +336,16 @@ def _note(row: dict, depth: Depth) -> dict:
         out.update({"title": row["title"] or row["name"], "description": row["description"]})
     if depth is Depth.FULL:
         out["body"] = row["body"]
-    return out
+    return _withhold(out, _risk_of(row))
+
+
+def _risk_of(row: dict) -> str | None:
+    """Why a stored note reads as an attempt to steer the agent, screening what the hooks screen."""
+    from ..guards.exits import unit_risk
+
+    meta = row.get("meta") or {}
+    return unit_risk(row["name"], os.path.basename(row["path"]), row.get("title"), meta.get("index_hook"),
+                     row.get("description"), row.get("body"))
 
 
 def _fit(answer: dict, full: list[dict] | None) -> dict:
