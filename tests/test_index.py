@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -342,3 +343,15 @@ def test_a_paths_field_that_is_not_a_list_is_stored_not_mistaken_for_corruption(
     names = {row[0]: row[1] for row in idx.conn.execute("SELECT id, name FROM units")}
     assert [names[i] for i in idx.units_with_paths()] == ["l"]
     idx.close()
+
+
+def test_a_new_index_and_its_folder_are_the_users_alone(store, tmp_path):
+    """The index holds every note's text, private notes and unredacted secrets included."""
+    index = tmp_path / "fresh" / "cache" / "i.sqlite"
+    with Memory([store], embedder="none", index_path=index) as memory:
+        memory.refresh()
+    assert stat.S_IMODE(index.stat().st_mode) == 0o600
+    assert stat.S_IMODE(index.parent.stat().st_mode) == 0o700
+    for extra in (index.with_name("i.sqlite-wal"), index.with_name("i.sqlite-shm")):
+        if extra.exists():  # SQLite gives them its file's mode
+            assert stat.S_IMODE(extra.stat().st_mode) & 0o077 == 0

@@ -105,7 +105,12 @@ def connect(path: str, setup: Callable[[sqlite3.Connection], None], *, busy_time
     check_owned(path)
     fresh = path != ":memory:" and not Path(path).exists()
     if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if fresh:  # the index holds every note's text (private ones too): the user's alone, as is its WAL
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        except OSError as exc:  # SQLite says why when it opens the file
+            log.info("could not create %s: %s", path, exc)
     conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, check_same_thread=False,
                            **({"isolation_level": None} if autocommit else {}))
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
