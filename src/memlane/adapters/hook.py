@@ -21,7 +21,7 @@ import time
 
 from ..config import cache_home
 from .agents import DEFAULT, PROMPT, SESSION_START, load
-from ..guards.secrets import RedactingFilter
+from ..guards.secrets import RedactingFilter, map_strings
 
 EVENTS = (SESSION_START, PROMPT)
 #: a hook waits at most this long for another process's lock on the index, then reads it as it is
@@ -80,7 +80,14 @@ def parse_payload(raw: str, agent: str = DEFAULT) -> dict:
     payload = json.loads(raw) if raw.strip() else {}
     if not isinstance(payload, dict):
         raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
+    if "\\ud" in raw.lower():  # a lone surrogate ("\ud83d" cut from its pair) cannot be written anywhere
+        payload = map_strings(payload, _whole_characters)
     return load(agent).normalise(payload)
+
+
+def _whole_characters(text: str) -> str:
+    """``text`` with each lone surrogate as U+FFFD (a pair already decoded as one character stays)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def handle_event(memory, event: str, payload: dict, *, explain: bool = False, agent: str = DEFAULT,
