@@ -209,6 +209,25 @@ def test_an_unsafe_socket_directory_is_not_used(setup):
         os.chmod(folder, 0o700)
 
 
+def test_an_unsafe_socket_directory_is_said_in_the_log_and_by_doctor(setup, sealed_env):
+    """The client answers every prompt itself then, by keyword: the user is told why."""
+    from memlane.adapters.doctor import check_socket_folder
+
+    folder = hookclient.private_dir(create=True)
+    assert check_socket_folder() == []
+    os.chmod(folder, 0o777)
+    try:
+        proc = client(setup, payload(setup))
+        assert "feedback_ci_cache" in proc.stdout  # still answered
+        log = (sealed_env / "cache" / "hook.log").read_text()
+        assert f"socket folder {folder} is not private" in log
+        [problem] = check_socket_folder()
+        assert "mode 777" in problem.what and "keyword only" in problem.what and "chmod 700" in problem.fix
+    finally:
+        os.chmod(folder, 0o700)
+    assert check_socket_folder() == []
+
+
 def _ask_as(uid: int, folder: str, name: str, request: bytes) -> bytes | str:
     """Fork, drop to ``uid``, send ``request`` to the daemon's socket ``folder/name`` (reached by
     a relative path from inside the folder, so the test can open every door but the daemon's

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -95,6 +96,23 @@ def check_index(memory: Memory) -> tuple[dict | None, list[Problem]]:
                                 str(memory.index_path), "run `memlane index`, or keep the daemon running "
                                 "(`memlane serve --daemon`): it settles them in the background within a minute"))
     return report.as_dict(), problems
+
+
+def check_socket_folder() -> list[Problem]:
+    """The daemon's socket folder, when it exists but is not private: the hooks then refuse it and
+    answer every prompt by keyword, in a fresh process, with no daemon."""
+    from .hookclient import private_dir, runtime_dir
+
+    path = runtime_dir()
+    if not os.path.lexists(path) or private_dir(create=False) is not None:
+        return []
+    st = os.lstat(path)
+    what = "a link" if stat.S_ISLNK(st.st_mode) else "not a folder" if not stat.S_ISDIR(st.st_mode) else \
+        f"owned by uid {st.st_uid}" if st.st_uid != os.getuid() else f"mode {stat.S_IMODE(st.st_mode):o}"
+    return [Problem(f"the daemon's socket folder is not private ({what}): the hooks refuse to use it, so every "
+                    "prompt is answered by keyword only, without the daemon", path,
+                    f"remove it (`rm -r {path}`: memlane creates it again, mode 700) or make it a folder of yours "
+                    f"with `chmod 700 {path}`")]
 
 
 def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:

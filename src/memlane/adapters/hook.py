@@ -132,15 +132,21 @@ def _final_text(text: str, max_chars: int) -> str:
 
 
 def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
-             explain: bool = False, stdin=None, stdout=None, refresh: bool = True, agent: str = DEFAULT) -> int:
+             explain: bool = False, stdin=None, stdout=None, refresh: bool = True, agent: str = DEFAULT,
+             unsafe_socket_folder: str | None = None) -> int:
     """One hook event in this process. ``refresh=False``: use the index as it is when it has
-    notes (the fast fallback while the daemon starts)."""
+    notes (the fast fallback while the daemon starts). ``unsafe_socket_folder``: the client
+    refused the daemon's folder (said in the log, each time)."""
     from .hookclient import turned_off
 
     if turned_off():
         return 0  # MEMLANE_OFF: memory off for this session
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     _file_logging()
+    if unsafe_socket_folder:
+        log.warning("the daemon's socket folder %s is not private (a folder of yours, mode 700): no daemon is "
+                    "used, every prompt is answered by keyword only; `memlane doctor` says how to fix it",
+                    unsafe_socket_folder)
     payload = None
     try:
         payload = parse_payload(stdin.read(), agent)

@@ -200,8 +200,10 @@ def _main(argv: list[str] | None) -> int:
 
     from .hook import run_hook
 
+    unsafe = None if args["no_daemon"] or private_dir(create=False) is not None else runtime_dir()
     return run_hook(args["event"], stores=args["stores"] or None, embedder="none",
-                    index=args["index"], stdin=io.StringIO(raw), refresh=False, agent=args["agent"])
+                    index=args["index"], stdin=io.StringIO(raw), refresh=False, agent=args["agent"],
+                    unsafe_socket_folder=unsafe)
 
 
 if __name__ == "__main__":  # pragma: no cover

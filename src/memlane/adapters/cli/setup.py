@@ -122,6 +122,7 @@ def cmd_doctor(args) -> int:
     problems += doctor.check_team(data.get("team"))
     problems += doctor.check_judge(memory)
     problems += doctor.check_hooks(data["agents"]["hooks"])
+    problems += doctor.check_socket_folder()
     data["hook_failures"] = doctor.recent_hook_failures()
     data["problems"] = [p.as_dict() for p in problems]
     data["refresh"] = refreshed
