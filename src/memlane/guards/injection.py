@@ -102,8 +102,9 @@ _RULES = (
     (OVERRIDE, "en", r"act(?<![a-z]act) as (?:root|admin|the system)\b"),  # "act", not "impact"
     # the end of the agent's wrapper, or a turn of the conversation, faked inside a note
     (OVERRIDE, "en", r"</ ?system[-_ ]?(?:reminder|message|prompt)? ?>|<\|(?:system|im_end|endoftext)\|>"),
-    (OVERRIDE, "turns", r"(?m:^)[ \t>*#]*(?:human|assistant|system) ?: ?\S|(?m:^)[ \t>*#]*\[ ?(?:system|admin"
-                        r"|developer|assistant)(?: message| note| prompt)? ?\]"),
+    # ("Human:" alone: memlane's own transcript units show "user:" and "assistant:" turns)
+    (OVERRIDE, "turns", r"(?m:^)[ \t>*#]*human ?: ?\S|(?m:^)[ \t>*#]*\[ ?(?:system|admin|developer)(?: message"
+                        r"| note| prompt)? ?\]"),
     (OVERRIDE, "en", r"(?:has|have|had|already) pre-?approved (?:all|every|any|each|the following|these|running"
                      r"|shell|commands?|actions?|tools?|changes|this)\b|pre-?approved (?:all|every|any|each)\b"
                      r"|(?:blanket|full|standing) (?:permission|approval|authori[sz]ation) to (?:run|execute|push"
