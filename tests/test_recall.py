@@ -193,3 +193,44 @@ def test_a_superseded_note_yields_to_its_replacement(tmp_path):
         assert "backups-pgdump" not in [h["name"] for h in mem.recall("how are the database backups taken")]
         old = mem.index.find("backups-pgdump")[0]
         assert mem.index.superseded() == {old["id"]: "backups-walg"}
+
+
+def _off_topic_store(tmp_path):
+    store = tmp_path / "offtopic"
+    write_note(store, "feedback_api_versioning.md", "---\nname: api_versioning\ndescription: when changing the "
+               "public API\ntype: feedback\n---\nThe v2 API is additive only: make openapi-diff guard every change to "
+               "the schema, and never remove a field from a response.\n")
+    write_note(store, "feedback_lockfile.md", "---\nname: lockfile_cache\ndescription: when CI caches go stale\n"
+               "type: feedback\n---\nKey the CI cache on the lockfile hash, never on the branch name.\n")
+    return store
+
+
+def test_a_prompt_no_note_applies_to_brings_nothing_on_words_alone(tmp_path):
+    """The best keyword match of any prompt scales to 1.0, which alone reached the threshold: a
+    note the meaning leg calls unrelated now needs more than a shared word."""
+    from memlane.embed.fake import FakeEmbedder
+
+    store = _off_topic_store(tmp_path)
+    with Memory([store], embedder=FakeEmbedder(), index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        prompt = "make espresso at home"
+        assert memory.recall(prompt, k=5, refresh=False, include_private=False) == []  # as the hooks ask
+        assert memory._last_ranking is not None  # the menu reads this ranking's rest ...
+        assert memory.further_candidates(prompt, after=[], n=5) == []  # ... and lists nothing of it either
+        assert [r.name for r in memory.recall("why do the CI cache keys go stale?", refresh=False)][:1] == [
+            "lockfile_cache"]
+    with Memory([store], embedder="none", index_path=tmp_path / "k.sqlite") as memory:  # by words: words decide
+        assert [r.name for r in memory.recall("make espresso at home")] == ["api_versioning"]
+
+
+def test_a_note_found_by_words_alone_seeds_no_association(tmp_path, monkeypatch):
+    from memlane.embed.fake import FakeEmbedder
+
+    store = _off_topic_store(tmp_path)
+    with Memory([store], embedder=FakeEmbedder(), index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        asked = []
+        real = type(memory.index).neighbours_of
+        monkeypatch.setattr(type(memory.index), "neighbours_of", lambda self, ids: asked.append(list(ids)) or real(self, ids))
+        memory.recall("make espresso at home", refresh=False)
+        assert asked == [[]]  # its only match, api_versioning, seeds nothing

@@ -23,7 +23,7 @@ from .index.connection import is_corruption
 from .index.refresh import Refresher, RefreshReport
 from .lifecycle import HitLog
 from .lifecycle.usage import Usage
-from .recall import MAX_K, RecallPlan, excluded_units, log_recall, recalled_units, run_recall
+from .recall import MAX_K, RecallPlan, excluded_units, log_recall, recalled_units, run_recall, words_alone
 from .retrieve.recalled import Recalled
 from .store import StoreSpec, claude_memory_dir, discover_claude_memory, encode_project_path, git_root, scope_rank
 
@@ -279,7 +279,9 @@ class Memory:
         if self.team is None and last is not None and last[0] == (prompt, self.index.generation):
             # the prompt's own recall just ranked them: the next of its ranking, not a second search
             private = self.index.private_units()  # as the index holds it now, whatever the ranking saw
-            hits = [h for h in last[1] if h.state != "archived" and h.unit_id not in private][: len(known) + n]
+            hybrid = Fusion(self.config.retrieve.fusion) is Fusion.HYBRID
+            hits = [h for h in last[1] if h.state != "archived" and h.unit_id not in private
+                    and not (hybrid and words_alone(h) and not h.activation)][: len(known) + n]
             paths = self.index.units_by_id([h.unit_id for h in hits])
             hits = [h for h in hits if h.unit_id in paths and paths[h.unit_id].get("path") not in known][:n]
             return recalled_units(self.index, prompt, hits, depth=Depth.SUMMARY, explain=False)

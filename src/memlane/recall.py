@@ -83,8 +83,9 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     started = time.perf_counter()
     facts = index.unit_facts([h.unit_id for h in hits])
     _demote_superseded(index, hits, sc.superseded_factor)
+    hybrid = Fusion(plan.fusion or rc.fusion) is Fusion.HYBRID
     if plan.spread and ac.spread:
-        seeds = [h.unit_id for h in hits if h.score >= rc.min_score]
+        seeds = [h.unit_id for h in hits if h.score >= rc.min_score and not (hybrid and words_alone(h))]
         links = index.neighbours_of(seeds)
         hits = spread_activation(hits, lambda unit: links.get(unit, ()), SpreadSettings(
             decay=ac.decay, fan=ac.fan, blend=ac.blend, min_score=rc.min_score, margin=ac.margin,
@@ -103,7 +104,7 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
         hit.state = states.get(hit.unit_id, "active")
     eligible = [h for h in hits if plan.include_archived or h.state != "archived"]
     floor = rc.min_score if plan.min_score is None else plan.min_score
-    selected = [h for h in eligible if h.relevance >= floor][:k]
+    selected = [h for h in eligible if h.relevance >= floor and not (hybrid and words_alone(h) and not h.activation)][:k]
     if plan.constellations and ac.constellations and selected:
         selected = _with_constellations(index, selected, {h.unit_id: h for h in hits}, config,
                                         skip=exclude, include_archived=plan.include_archived)
@@ -114,6 +115,16 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     timings["select"] = _ms(started)
     chosen = {h.unit_id for h in selected}
     return RecallOutcome(selected, selected + [h for h in hits if h.unit_id not in chosen], timings)
+
+
+def words_alone(hit: Hit) -> bool:
+    """A unit the meaning leg calls unrelated (its cosine at or below the model's floor), found
+    by its words alone: it neither seeds association nor is recalled on its own. Min-max scaling
+    gives every prompt's best keyword match 1.0, which alone reaches the threshold (0.3 x 1.0
+    with the default weights), so a prompt no note applies to ("how do I make a good cup of
+    coffee") brought the note sharing its commonest word. A link from a relevant note still can
+    (``activation``); nor is it listed among a hook's further candidates (``Memory.further_candidates``)."""
+    return hit.legs.cosine is not None and hit.legs.vector <= 0.0
 
 
 def _ms(started: float) -> float:
