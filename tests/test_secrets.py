@@ -166,7 +166,11 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         ('  secret: "a quoted value"', "a quoted value"), ("- db_password: correct horse battery", "correct horse battery"),
         ('{"user": "svc", "password": "hunter2"}', "hunter2"), ("mysql --password=Tr0ub4dor3x -h db", "Tr0ub4dor3x"),
         (f'client_secret = "{(c := rnd(24))}"', c), ("the admin password: `hunter2 again`", "hunter2 again"),
-        ("login(user, password='s3cret!')", "s3cret!")],
+        ("login(user, password='s3cret!')", "s3cret!"),
+        # in a sentence, as agents write notes
+        ("The VPN password is Blu3Moon!Rising and the admin login is admin.", "Blu3Moon!Rising"),
+        ("the root password is hunter2hunter2", "hunter2hunter2"), ("pw: Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ('the passphrase is "blue-sky-42"', "blue-sky-42"), ("Our wifi password was Kx7#pq29 until May.", "Kx7#pq29")],
     "API key or token": [
         (f"MYAPP_TOKEN={(t := rnd(24))}", t), ("CI_DEPLOY_TOKEN=deploytoken", "deploytoken"), ("MY_API_KEY=s3cr3t", "s3cr3t"),
         ("INTERNAL_API_KEY=v4lu3-" + (k := rnd(10)), "v4lu3-" + k),
@@ -217,6 +221,9 @@ FALSE_POSITIVES = [
     '    "SECRET": r"(?:\\benv\\b|\\bsecrets?\\b)",', '    "password": os.environ["DB_PASSWORD"],',
     "cfg:\\n  credentials:\\n    credential1:\\n", "Status: open\\nKey:\\nCHS52223992\\nSummary:", "MAX_TOKEN=4096",
     "Tip: the admin password: ask the on-call lead", "credentials are in the 1Password vault", "密钥：请看 1Password 里的条目",
+    "The password is required.", "the password is at least 12 characters", "The password is hashed with argon2id.",
+    "the password was changed on 2024-05-01", "The password is in 1Password.", "if pw == expected: return",
+    "pin is v2.3.1 of the lib", "the password is https://vault.example.com/item/42",
 ]
 
 

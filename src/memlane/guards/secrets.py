@@ -96,6 +96,15 @@ def _line(value: str, quoted: bool) -> bool:
     return not (_placeholder(value) or _re(_TYPE_NAME).match(value) or _re(_CODE).match(value))
 
 
+def _prose(value: str, quoted: bool) -> bool:
+    """A password written in a sentence: a value with a digit or a sign in it (a word such as
+    "required" or "stored" is how the sentence goes on), not a placeholder, path or URL."""
+    value = value.strip("\"'")
+    if _placeholder(value) or _re(_PATH_OR_URL).match(value) or " " in value and not quoted:
+        return False
+    return any(c.isdigit() for c in value) or any(not c.isalnum() and not c.isspace() for c in value)
+
+
 def _header(value: str, quoted: bool) -> bool:
     return len(value) >= 8 and not _placeholder(value) and value.lower() not in {"bearer", "basic", "token"}
 
@@ -217,6 +226,11 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("password or secret", ("pass", "secret", "pwd", "credential"),
      rf"(?i){_PW_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _any),
     ("password or secret", _CJK_WORDS, rf"(?:{'|'.join(_CJK_WORDS)})[ \t]*{_SEP}([!-~]+)", 1, _any),
+    # in a sentence, as notes are written: "the VPN password is Blu3Moon!Rising", "pw: Tr0ub4dor&3",
+    # 'passphrase is "blue-sky-42"' (a value with a digit or a sign, not a word: "is required")
+    ("password or secret", ("pass", "pw"),
+     r"(?i)(?<![a-z])(?:password|passwd|passphrase|pw)(?![a-z])(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|[ \t]+(?:is|was|reads)[ \t]+)"
+     r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])", 1, _prose),
     ("API key or token", ("token", "key", "auth", "pass"),
      rf"(?i){_TOKEN_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _plausible),
 )
