@@ -114,9 +114,10 @@ def test_a_note_given_a_new_name_no_longer_answers_to_its_old_one(store, tmp_pat
         assert (ids["n3"], "beta", "wiki") in now["missing"] and (ids["n3"], ids["gamma"], "wiki") in now["edges"]
 
 
-def test_link_keys_left_behind_by_another_writer_are_made_whole_before_a_relink(store, tmp_path):
-    """A writer that does not keep ``unit_keys`` (an older memlane) still moves ``units_changes``;
-    the next sync then writes every unit's keys again, and the relink finds the renamed note."""
+def test_what_another_writer_left_behind_is_made_whole_before_a_relink(store, tmp_path):
+    """A writer that keeps neither ``unit_keys`` nor the graph (an older memlane) still moves
+    ``units_changes``: the next sync writes every unit's keys again and, the graph being behind the
+    notes, the graph is rebuilt whole; the edit after that is relinked, through the keys."""
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         memory.refresh()
         conn = memory.index.conn
@@ -126,12 +127,40 @@ def test_link_keys_left_behind_by_another_writer_are_made_whole_before_a_relink(
         assert not memory.index.unit_keys_current()
         edit(store, "n3", "Note 3. See [[renamed]] and [[n0]].")
         memory.refresh()
+        assert memory.index.unit_keys_current()
         now, whole = stored(memory), rebuilt(memory)
-        assert now["graph"] == UNSETTLED
+        assert now["graph"] == GRAPH_VERSION and now["edges"] == whole["edges"]  # rebuilt whole
+        edit(store, "n3", "Note 3. See [[renamed]] and [[n1]].")
+        memory.refresh()
+        now, whole = stored(memory), rebuilt(memory)
+        assert now["graph"] == UNSETTLED and now["edges"] == whole["edges"]
         ids = {name: i for i, name in conn.execute("SELECT id, name FROM units")}
-        # the edited note's edges are a rebuild's (the others' links to the old name were the other writer's to mend)
-        assert {e for e in now["edges"] if e[0] == ids["n3"]} == {e for e in whole["edges"] if e[0] == ids["n3"]}
         assert (ids["n3"], ids["renamed"], "wiki") in now["edges"]
+
+
+def test_a_graph_step_that_failed_after_its_sync_is_made_whole_by_the_next_refresh(store, tmp_path, monkeypatch):
+    """The edited notes' sync commits before their graph is stored; when that step fails (a lock
+    at that moment), the next refresh finds no note to change — and rebuilds the graph, which is
+    behind the notes' count of writes, instead of trusting it (found by a review)."""
+    import sqlite3
+
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        real, calls = type(memory.index).units_answering, []
+
+        def locked_once(self, keys):
+            calls.append(keys)
+            if len(calls) == 1:
+                raise sqlite3.OperationalError("database is locked")
+            return real(self, keys)
+
+        monkeypatch.setattr(type(memory.index), "units_answering", locked_once)
+        edit(store, "n3", "Note 3. Now see [[n0]] only.")
+        memory.refresh()
+        memory.refresh(recheck=True)
+        now, whole = stored(memory), rebuilt(memory)
+        assert now["edges"] == whole["edges"] and now["missing"] == whole["missing"]
+        assert memory.refresh(recheck=True).up_to_date
 
 
 def test_relink_does_not_trust_link_keys_behind_the_notes(store, tmp_path):

@@ -20,6 +20,8 @@ from .structure import clusters, constellations, in_degree, pagerank
 GRAPH_VERSION = "5"
 #: the stored graph version while its structure waits to settle (``relink``)
 UNSETTLED = GRAPH_VERSION + ":unsettled"
+#: meta: the count of writes to the units (``units_changes``) the stored edges reflect
+GRAPH_UNITS = "graph_units"
 #: from this many notes up, an edit that moved only some notes' links relinks them in place
 RELINK_FROM = 20_000
 #: what a note's own links make; ``supersedes`` and ``MEMORY.md`` sections are rebuilt whole
@@ -47,17 +49,39 @@ def build_graph(units: list[dict], stored: tuple[set, set, str | None] | None = 
     return data
 
 
-def rebuild_graph(store, changed: bool = True, edited: tuple[dict, dict] | None = None) -> bool:
+def rebuild_graph(store, changed: bool = True, edited: tuple[dict, dict] | None = None,
+                  writes: tuple[str | None, str | None] = (None, None)) -> bool:
     """Recompute and store ``store``'s graph when its units ``changed`` or it was computed by an
     older version; returns whether it did. ``edited``: (before, after) link facts by uid of the
-    only notes that changed — their links alone are re-resolved when ``relink`` can."""
+    only notes that changed — their links alone are re-resolved when ``relink`` can. ``writes``:
+    the sync's count of writes to the units before and after it.
+
+    The graph records the count of writes it reflects (``graph_units``). A sync commits before
+    its graph is stored; a graph step that fails then (a lock at that moment) leaves the count
+    behind, and the next refresh — which finds no note to change — rebuilds the graph whole
+    instead of trusting it."""
     state = store.get_meta("graph")
-    if not changed and state in (GRAPH_VERSION, UNSETTLED):
-        return False  # an unsettled structure waits for settle_graph, not for every refresh
-    if changed and edited is not None and state in (GRAPH_VERSION, UNSETTLED) and relink(store, *edited):
+    current = state in (GRAPH_VERSION, UNSETTLED)
+    before, after = writes
+    known = store.get_meta(GRAPH_UNITS)
+    tracked = store.get_meta("units_changes") is not None  # a store that counts its writes (SQLite)
+    if not changed and current:
+        if not tracked or known == store.get_meta("units_changes"):
+            return False  # an unsettled structure waits for settle_graph, not for every refresh
+        if before is not None and known == before:  # only this sync wrote since, and moved no link
+            with store.transaction():
+                if store.get_meta(GRAPH_UNITS) == before:
+                    store.set_meta(GRAPH_UNITS, after)
+                    return False
+    if (changed and edited is not None and current and (not tracked or known == before)
+            and relink(store, *edited)):
+        if tracked:
+            store.set_meta(GRAPH_UNITS, after)
         return True
     with store.transaction():  # read and write in one go: another process's sync cannot come between
         store.replace_graph(build_graph(store.link_facts(), store.stored_structure()))
+        if tracked:
+            store.set_meta(GRAPH_UNITS, store.get_meta("units_changes"))
     return True
 
 

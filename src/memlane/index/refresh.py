@@ -40,7 +40,8 @@ log = logging.getLogger("memlane.index")
 Progress = Callable[[str, int, int], None]
 #: the index's count of writes to its units, whoever writes (a trigger keeps it: index/schema.py)
 WRITES = "units_changes"
-#: (store, whether its units changed, (before, after) link facts of the only units edited) -> None
+#: (store, whether its units changed, (before, after) link facts of the only units edited, the
+#: sync's count of writes before and after) -> None
 GraphBuilder = Callable[..., None]
 
 
@@ -231,7 +232,8 @@ class Refresher:
             now = {u.uid: _links_of(u) for u in units}
             moved = [uid for uid, facts in now.items() if facts != _links_of(before[uid])]
             self.graph_builder(index, bool(moved), edited=({uid: before[uid] for uid in moved},
-                                                            {uid: now[uid] for uid in moved}) if moved else None)
+                                                            {uid: now[uid] for uid in moved}) if moved else None,
+                               writes=synced.writes)
             embedded = self.embed(embedder, progress) if embedder is not None else 0
             index.save_parsed_rows(read[1])
         except (sqlite3.Error, OSError) as exc:
@@ -251,7 +253,7 @@ class Refresher:
     def _sync(self, units, max_chars: int | None, progress: Progress | None) -> SyncReport:
         report = self.index.sync(units, strategy=self.config.embed.long_notes, max_chars=max_chars,
                                  progress=(lambda d, t: progress("index", d, t)) if progress else None)
-        self.graph_builder(self.index, bool(report.changed or report.healed))
+        self.graph_builder(self.index, bool(report.changed or report.healed), writes=report.writes)
         return report
 
     def embed(self, embedder, progress: Progress | None = None) -> int:

@@ -39,6 +39,9 @@ class SyncReport:
     unchanged: int = 0
     healed: bool = False
     skipped_write: str | None = None  # why the store was not written (locked, read-only)
+    #: the store's count of writes to its units before and after this sync (None: it keeps none):
+    #: what the link graph of those units is known to reflect (``associate/build.py``)
+    writes: tuple[str | None, str | None] = (None, None)
 
     @property
     def changed(self) -> int:

@@ -54,6 +54,7 @@ class UnitRows:
         with self.transaction():
             postings_current = self.postings_current()  # before this sync writes
             keys_current = self.unit_keys_current()
+            writes_before = self.get_meta("units_changes")
             self._gone_hashes: set[str] = set()  # chunk texts this sync takes away
             rechunked = not self.chunking_holds(strategy, max_chars)
             max_chars = self._chunking(strategy, max_chars)
@@ -87,6 +88,7 @@ class UnitRows:
             if report.changed or not postings_current:
                 self._keep_postings(changes if postings_current else None)
                 self._bump_generation()
+            report.writes = (writes_before, self.get_meta("units_changes"))
         if report.changed:
             self._vectors.clear()
         return report
