@@ -219,6 +219,8 @@ def test_a_prompt_no_note_applies_to_brings_nothing_on_words_alone(tmp_path):
         assert memory.further_candidates(prompt, after=[], n=5) == []  # ... and lists nothing of it either
         assert [r.name for r in memory.recall("why do the CI cache keys go stale?", refresh=False)][:1] == [
             "lockfile_cache"]
+        # a prompt of a word or two is a lookup: its words are what it means
+        assert [r.name for r in memory.recall("openapi-diff", refresh=False)] == ["api_versioning"]
     with Memory([store], embedder="none", index_path=tmp_path / "k.sqlite") as memory:  # by words: words decide
         assert [r.name for r in memory.recall("make espresso at home")] == ["api_versioning"]
 

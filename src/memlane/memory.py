@@ -23,7 +23,8 @@ from .index.connection import is_corruption
 from .index.refresh import Refresher, RefreshReport
 from .lifecycle import HitLog
 from .lifecycle.usage import Usage
-from .recall import MAX_K, RecallPlan, excluded_units, log_recall, recalled_units, run_recall, words_alone
+from .recall import (MAX_K, RecallPlan, excluded_units, log_recall, meaning_judges, recalled_units, run_recall,
+                     words_alone)
 from .retrieve.recalled import Recalled
 from .store import StoreSpec, claude_memory_dir, discover_claude_memory, encode_project_path, git_root, scope_rank
 
@@ -279,7 +280,7 @@ class Memory:
         if self.team is None and last is not None and last[0] == (prompt, self.index.generation):
             # the prompt's own recall just ranked them: the next of its ranking, not a second search
             private = self.index.private_units()  # as the index holds it now, whatever the ranking saw
-            hybrid = Fusion(self.config.retrieve.fusion) is Fusion.HYBRID
+            hybrid = meaning_judges(prompt, self.config.retrieve.fusion)
             hits = [h for h in last[1] if h.state != "archived" and h.unit_id not in private
                     and not (hybrid and words_alone(h) and not h.activation)][: len(known) + n]
             paths = self.index.units_by_id([h.unit_id for h in hits])

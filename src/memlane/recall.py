@@ -83,7 +83,7 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     started = time.perf_counter()
     facts = index.unit_facts([h.unit_id for h in hits])
     _demote_superseded(index, hits, sc.superseded_factor)
-    hybrid = Fusion(plan.fusion or rc.fusion) is Fusion.HYBRID
+    hybrid = meaning_judges(prompt, plan.fusion or rc.fusion)
     if plan.spread and ac.spread:
         seeds = [h.unit_id for h in hits if h.score >= rc.min_score and not (hybrid and words_alone(h))]
         links = index.neighbours_of(seeds)
@@ -115,6 +115,16 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
     timings["select"] = _ms(started)
     chosen = {h.unit_id for h in selected}
     return RecallOutcome(selected, selected + [h for h in hits if h.unit_id not in chosen], timings)
+
+
+#: a prompt of fewer content words is a lookup: its words are what it means ("emoji", "ferryctl")
+WORDS_ALONE_MIN_TERMS = 3
+
+
+def meaning_judges(prompt: str, fusion) -> bool:
+    """Whether the meaning leg may call a note found by words alone unrelated (``words_alone``):
+    hybrid fusion, and a prompt of at least ``WORDS_ALONE_MIN_TERMS`` content words."""
+    return Fusion(fusion) is Fusion.HYBRID and len(query_terms(prompt)) >= WORDS_ALONE_MIN_TERMS
 
 
 def words_alone(hit: Hit) -> bool:
