@@ -233,6 +233,7 @@ def test_a_note_found_by_words_alone_seeds_no_association(tmp_path, monkeypatch)
         memory.refresh()
         asked = []
         real = type(memory.index).neighbours_of
-        monkeypatch.setattr(type(memory.index), "neighbours_of", lambda self, ids: asked.append(list(ids)) or real(self, ids))
+        monkeypatch.setattr(type(memory.index), "neighbours_of",
+                            lambda self, ids: asked.append(list(ids)) or real(self, ids))
         memory.recall("make espresso at home", refresh=False)
         assert asked == [[]]  # its only match, api_versioning, seeds nothing

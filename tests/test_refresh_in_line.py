@@ -143,8 +143,8 @@ def test_a_complete_refresh_whose_manifest_was_not_written_leaves_no_stamp(tmp_p
     store = _store(tmp_path)
     with _memory(store, tmp_path) as mem:
         real = refresh_module.Refresher._set
-        monkeypatch.setattr(refresh_module.Refresher, "_set",
-                            lambda self, key, value: False if key == refresh_module.MANIFEST else real(self, key, value))
+        monkeypatch.setattr(refresh_module.Refresher, "_set", lambda self, key, value:
+                            False if key == refresh_module.MANIFEST else real(self, key, value))
         assert mem.refresh().added == 5
         assert not mem.refresh(recheck=True).up_to_date  # it looks again
         monkeypatch.setattr(refresh_module.Refresher, "_set", real)

@@ -104,7 +104,8 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
         hit.state = states.get(hit.unit_id, "active")
     eligible = [h for h in hits if plan.include_archived or h.state != "archived"]
     floor = rc.min_score if plan.min_score is None else plan.min_score
-    selected = [h for h in eligible if h.relevance >= floor and not (hybrid and words_alone(h) and not h.activation)][:k]
+    selected = [h for h in eligible
+                if h.relevance >= floor and not (hybrid and words_alone(h) and not h.activation)][:k]
     if plan.constellations and ac.constellations and selected:
         selected = _with_constellations(index, selected, {h.unit_id: h for h in hits}, config,
                                         skip=exclude, include_archived=plan.include_archived)

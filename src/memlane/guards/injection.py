@@ -13,8 +13,9 @@ first use; the reason quotes the note's own words, found by mapping the match ba
 
 One table, ``_RULES``: (kind, language, pattern); languages ``en``, ``ko``, ``zh`` (simplified and
 traditional), ``sh`` (shell one-liners) and ``turns`` (a faked turn of the conversation at the start
-of a line: ``Human:``, ``[system]``); the last two read line by line. A space in a pattern is a word gap: up to five spaces
-or markup characters, or none (a letter-spaced phrase read back as one run still matches);
+of a line: ``Human:``, ``[system]``); the last two read line by line. A space in a pattern is a
+word gap: up to five spaces or markup characters, or none (a letter-spaced phrase read back as one
+run still matches);
 ``%(NAME)s`` is a fragment from ``_PARTS``. Rules are narrow on purpose: a quarantined note never
 reaches the agent, so "ignore the lint warning" and "경고는 무시해도 된다" pass. Prose exfiltration
 needs an outside destination (URL, domain, IP, webhook, e-mail address) and does not count when
@@ -101,7 +102,9 @@ _RULES = (
                      r"|(?:dan|jailbreak) mode\b)"),
     (OVERRIDE, "en", r"act(?<![a-z]act) as (?:root|admin|the system)\b"),  # "act", not "impact"
     # the end of the agent's wrapper, or a turn of the conversation, faked inside a note
-    (OVERRIDE, "en", r"</ ?system[-_ ]?(?:reminder|message|prompt)? ?>|<\|(?:system|im_end|endoftext)\|>"),
+    # (a closing tag: a note that names the wrapper writes "<system-reminder>"; "</system>" alone is a
+    # template's, in a note about an LLM app)
+    (OVERRIDE, "en", r"</ ?system[-_ ]?(?:reminder|message|prompt) ?>"),
     # ("Human:" alone: memlane's own transcript units show "user:" and "assistant:" turns)
     (OVERRIDE, "turns", r"(?m:^)[ \t>*#]*human ?: ?\S|(?m:^)[ \t>*#]*\[ ?(?:system|admin|developer)(?: message"
                         r"| note| prompt)? ?\]"),

@@ -229,7 +229,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     # in a sentence, as notes are written: "the VPN password is Blu3Moon!Rising", "pw: Tr0ub4dor&3",
     # 'passphrase is "blue-sky-42"' (a value with a digit or a sign, not a word: "is required")
     ("password or secret", ("pass", "pw"),
-     r"(?i)(?<![a-z])(?:password|passwd|passphrase|pw)(?![a-z])(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|[ \t]+(?:is|was|reads)[ \t]+)"
+     r"(?i)(?<![a-z])(?:password|passwd|passphrase|pw)(?![a-z])"
+     r"(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|[ \t]+(?:is|was|reads)[ \t]+)"
      r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])", 1, _prose),
     ("API key or token", ("token", "key", "auth", "pass"),
      rf"(?i){_TOKEN_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _plausible),
