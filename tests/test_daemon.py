@@ -209,6 +209,30 @@ def test_an_unsafe_socket_directory_is_not_used(setup):
         os.chmod(folder, 0o700)
 
 
+def test_a_repository_cannot_put_its_files_first_on_the_daemons_import_path(setup):
+    """The daemon runs in the repository (cwd = its root): a cloned repository's ``argparse.py``
+    must not run as the standard library's, in the daemon or in what it starts."""
+    root = setup["tmp"]
+    (root / "argparse.py").write_text("import pathlib\npathlib.Path(__file__).with_name('PWNED').write_text('x')\n"
+                                      "raise SystemExit(3)\n")
+    hook = Path(sys.executable).parent / "memlane-hook"
+    cmd = [str(hook) if hook.exists() else sys.executable, *([] if hook.exists() else ["-P", "-m",
+           "memlane.adapters.hookclient"]), "user-prompt-submit", *setup["args"]]
+    proc = subprocess.run(cmd, input=payload(setup), capture_output=True, text=True, timeout=120, cwd=root)
+    assert "feedback_ci_cache" in proc.stdout
+    path = hookclient.socket_path(setup["key"])
+    try:
+        for _ in range(300):  # the daemon it started answers
+            if hookclient.ask_daemon(path, "ping") is not None:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("no daemon came up")
+        assert not (root / "PWNED").exists()
+    finally:
+        hookclient.ask_daemon(path, "stop")
+
+
 def test_an_unsafe_socket_directory_is_said_in_the_log_and_by_doctor(setup, sealed_env):
     """The client answers every prompt itself then, by keyword: the user is told why."""
     from memlane.adapters.doctor import check_socket_folder

@@ -216,7 +216,7 @@ def compile_own_modules() -> None:
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        subprocess.Popen([sys.executable, "-m", "compileall", "-q", "-j", "1", package], stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-P", "-m", "compileall", "-q", "-j", "1", package], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
     except OSError as exc:
         log.info("could not have memlane's modules compiled: %s", exc)

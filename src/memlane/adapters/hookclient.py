@@ -123,7 +123,9 @@ def start_daemon(key: str, root: str, stores: list[str], embedder: str | None, i
 
     if private_dir(create=True) is None:
         return
-    cmd = [sys.executable, "-m", "memlane.adapters.daemon", "--key", key, "--root", root]
+    # -P: the daemon runs in the repository, whose folder must not come first on its import path
+    # (an ``argparse.py`` there would run as the standard library's)
+    cmd = [sys.executable, "-P", "-m", "memlane.adapters.daemon", "--key", key, "--root", root]
     for folder in stores:
         cmd += ["--store", folder]
     if embedder:
