@@ -224,6 +224,8 @@ FALSE_POSITIVES = [
     "The password is required.", "the password is at least 12 characters", "The password is hashed with argon2id.",
     "the password was changed on 2024-05-01", "The password is in 1Password.", "if pw == expected: return",
     "pin is v2.3.1 of the lib", "the password is https://vault.example.com/item/42",
+    "password = get_password()", "password=os.environ['DB_PASS']", "pw = os.getenv('PW')",
+    "password: get_password(user)", "the password was reset-by-IT", "password = config.db.password",
 ]
 
 

@@ -97,12 +97,15 @@ def _line(value: str, quoted: bool) -> bool:
 
 
 def _prose(value: str, quoted: bool) -> bool:
-    """A password written in a sentence: a value with a digit or a sign in it (a word such as
-    "required" or "stored" is how the sentence goes on), not a placeholder, path or URL."""
+    """A password written in a sentence: a value with a digit, or a sign other than ``_ - .``
+    (a word such as "required", "reset-by-IT" or "get_password" is how the sentence or the code
+    goes on), not a placeholder, path, URL or dotted name."""
     value = value.strip("\"'")
     if _placeholder(value) or _re(_PATH_OR_URL).match(value) or " " in value and not quoted:
         return False
-    return any(c.isdigit() for c in value) or any(not c.isalnum() and not c.isspace() for c in value)
+    if _re(_DOTTED).fullmatch(value):
+        return False
+    return any(c.isdigit() for c in value) or any(not c.isalnum() and not c.isspace() and c not in "_-." for c in value)
 
 
 def _header(value: str, quoted: bool) -> bool:
@@ -231,7 +234,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("password or secret", ("pass", "pw"),
      r"(?i)(?<![a-z])(?:password|passwd|passphrase|pw)(?![a-z])"
      r"(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|[ \t]+(?:is|was|reads)[ \t]+)"
-     r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])", 1, _prose),
+     r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])(?![(\[.\w])", 1,
+     _prose),
     ("API key or token", ("token", "key", "auth", "pass"),
      rf"(?i){_TOKEN_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _plausible),
 )
