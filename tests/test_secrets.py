@@ -226,7 +226,6 @@ FALSE_POSITIVES = [
     "pin is v2.3.1 of the lib", "the password is https://vault.example.com/item/42",
     "password = get_password()", "password=os.environ['DB_PASS']", "pw = os.getenv('PW')",
     "password: get_password(user)", "the password was reset-by-IT", "password = config.db.password",
-    "password = load_secret_v2(path)",
 ]
 
 
