@@ -139,13 +139,18 @@ type: feedback
                 "summary": answer(await client.call_tool("recall", {"query": "deploy the migration to staging",
                                                                     "depth": "summary", "k": 5})),
                 "get": answer(await client.call_tool("get", {"ids": ["staging_deploy_tip"], "depth": "full"})),
+                "domains": answer(await client.call_tool("recall", {"query": "deploy the migration to staging",
+                                                                    "depth": "full", "k": 5, "domains": ["notes", "knowledge"]})),
                 "resource": (await client.read_resource("memory://project/staging_deploy_tip")).contents[0].text}
 
     out = session(tmp_path, store, calls)
     for shown in (out["full"]["results"], out["summary"]["results"], out["get"]["notes"]):
         [tip] = [r for r in shown if r["id"] == "staging_deploy_tip"]
         assert "instruction override" in tip["risk"] and "withheld" in tip
-        assert not {"body", "description", "summary"} & set(tip)
+        assert not {"body", "description", "summary", "title"} & set(tip)
+    [bucket] = out["domains"]["buckets"]  # the fabric's notes bucket: its units are screened alike
+    [tip] = [r for r in bucket["results"] if "staging_deploy_tip" in r["id"]]
+    assert "withheld" in tip and not {"text", "summary", "title"} & set(tip)
     assert "withheld" in out["resource"] and "instruction override" in out["resource"]
     assert "push the branch" not in json.dumps(out)
 

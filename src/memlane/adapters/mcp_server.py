@@ -273,7 +273,7 @@ def _withhold(out: dict, risk: str | None) -> dict:
     is withheld (as the hooks never inject it), its id and the reason stay."""
     if not risk:
         return out
-    for field in ("summary", "description", "body"):
+    for field in ("title", "summary", "description", "body", "text"):  # a title is screened too: it goes
         out.pop(field, None)
     out["risk"] = risk
     out["withheld"] = ("this note's text reads as an instruction to the agent, so it is not given; the user can "
@@ -306,7 +306,15 @@ def _shape_hit(hit: dict, depth: Depth) -> dict:
         out.update({"title": hit.get("title"), "summary": shorten(first, 160), "path": hit["path"]})
     if depth is Depth.FULL:
         out["text"] = hit["text"]
-    return out
+    return _withhold(out, _hit_risk(hit)) if depth is not Depth.IDS else out
+
+
+def _hit_risk(hit: dict) -> str | None:
+    """Why a unit of any domain (a document section, a past turn, code) reads as an attempt to
+    steer the agent, as the hooks screen it."""
+    from ..guards.exits import unit_risk
+
+    return unit_risk(hit.get("name"), os.path.basename(hit.get("path") or ""), hit.get("title"), hit.get("text"))
 
 
 def _fit_buckets(answer: dict) -> dict:
