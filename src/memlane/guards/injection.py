@@ -12,8 +12,8 @@ reading that holds one of its heads, the literals its matches start with, and is
 first use; the reason quotes the note's own words, found by mapping the match back.
 
 One table, ``_RULES``: (kind, language, pattern); languages ``en``, ``ko``, ``zh`` (simplified and
-traditional), ``sh`` (shell one-liners) and ``turns`` (a faked turn of the conversation at the start
-of a line: ``Human:``, ``[system]``); the last two read line by line. A space in a pattern is a
+traditional), ``sh`` (shell one-liners) and ``turns`` (a faked end of the agent's wrapper or turn
+of the conversation: ``</system-reminder>``, ``Human:``); the last two read line by line. A space in a pattern is a
 word gap: up to five spaces or markup characters, or none (a letter-spaced phrase read back as one
 run still matches);
 ``%(NAME)s`` is a fragment from ``_PARTS``. Rules are narrow on purpose: a quarantined note never
@@ -101,17 +101,17 @@ _RULES = (
                      r"|my|called|named|root|admin|developer)\b|new system prompt\b|<\|im_start\|> ?system"
                      r"|(?:dan|jailbreak) mode\b)"),
     (OVERRIDE, "en", r"act(?<![a-z]act) as (?:root|admin|the system)\b"),  # "act", not "impact"
-    # the end of the agent's wrapper, or a turn of the conversation, faked inside a note
-    # (a closing tag: a note that names the wrapper writes "<system-reminder>"; "</system>" alone is a
-    # template's, in a note about an LLM app)
-    (OVERRIDE, "en", r"</ ?system[-_ ]?(?:reminder|message|prompt) ?>"),
-    # ("Human:" alone: memlane's own transcript units show "user:" and "assistant:" turns)
-    (OVERRIDE, "turns", r"(?m:^)[ \t>*#]*human ?: ?\S|(?m:^)[ \t>*#]*\[ ?(?:system|admin|developer)(?: message"
-                        r"| note| prompt)? ?\]"),
-    (OVERRIDE, "en", r"(?:has|have|had|already) pre-?approved (?:all|every|any|each|the following|these|running"
-                     r"|shell|commands?|actions?|tools?|changes|this)\b|pre-?approved (?:all|every|any|each)\b"
-                     r"|(?:blanket|full|standing) (?:permission|approval|authori[sz]ation) to (?:run|execute|push"
-                     r"|delete|install|deploy)\b"),
+    # the end of the agent's wrapper, or a turn of the conversation, faked inside a note: a closing
+    # tag of the wrapper at a line's start (a note naming the tags writes them inline, in backticks),
+    # "Human:" opening a paragraph and saying something (a YAML key "human: reviewer" says a word);
+    # "Assistant:" is not one: memlane's own transcript units show "user:" and "assistant:" turns
+    (OVERRIDE, "turns", r"(?m:^)[ \t>]*</ ?system[-_ ]?(?:reminder|message|prompt) ?>"
+                        r"|(?:\A|\n[ \t>]*\n)[ \t>*#]*human ?: ?\**[ \t]*\S+(?:[ \t]+\S+){3,}"),
+    # a claimed approval of what the agent runs ("has pre-approved all shell commands"), not of a vendor
+    (OVERRIDE, "en", r"(?:has|have|had|already) pre[-\u2010\u2011 ]?approved (?:(?:all|every|any|each|the following"
+                     r"|these|this|running|shell|bash|terminal|tool) ){0,3}(?:commands?|tool calls?|tools?|actions?"
+                     r"|pushes|scripts?)\b|(?:blanket|full|standing) (?:permission|approval|authori[sz]ation) to"
+                     r" (?:run|execute) (?:anything|everything|any command|all commands|any script)\b"),
     (OVERRIDE, "en", r"your (?:new|updated|real|actual|true) (?:%(ORDERS)s|system prompt|persona|identity)\b"
                      r"|your (?:new|updated|real|actual|true) (?:task|role|rules|goal|objective|purpose|mission)"
                      r" ?(?:is\b|are\b|:|now\b)"),
