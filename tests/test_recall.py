@@ -237,3 +237,12 @@ def test_a_note_found_by_words_alone_seeds_no_association(tmp_path, monkeypatch)
                             lambda self, ids: asked.append(list(ids)) or real(self, ids))
         memory.recall("make espresso at home", refresh=False)
         assert asked == [[]]  # its only match, api_versioning, seeds nothing
+
+
+def test_divergent_mode_brings_no_note_found_by_words_alone(tmp_path):
+    from memlane.embed.fake import FakeEmbedder
+
+    store = _off_topic_store(tmp_path)
+    with Memory([store], embedder=FakeEmbedder(), index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        assert memory.recall("make espresso at home", divergent=True, refresh=False) == []

@@ -277,3 +277,18 @@ def test_the_settling_process_leaves_a_file_that_is_not_an_index_alone(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "memlane.associate.settle", str(other)], capture_output=True,
                           timeout=120)
     assert proc.returncode == 1 and other.read_bytes() == b"someone else's file" * 50
+
+
+def test_a_graph_another_process_stored_after_this_sync_is_not_rebuilt_again(store, tmp_path, monkeypatch):
+    """Process B rebuilt the graph between process A's sync and A's graph step: B's graph holds A's
+    notes already, so A stores nothing more (two whole rebuilds at 100k notes would take ~20 s)."""
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        index = memory.index
+        writes = index.get_meta("units_changes")
+        assert index.get_meta(build.GRAPH_UNITS) == writes  # the graph holds every write so far
+        stored_graphs = []
+        real = type(index).replace_graph
+        monkeypatch.setattr(type(index), "replace_graph", lambda self, g: stored_graphs.append(g) or real(self, g))
+        assert build.rebuild_graph(index, True, edited=None, writes=(str(int(writes) - 1), writes)) is False
+        assert stored_graphs == []

@@ -110,7 +110,8 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
         selected = _with_constellations(index, selected, {h.unit_id: h for h in hits}, config,
                                         skip=exclude, include_archived=plan.include_archived)
     if plan.divergent:
-        selected += _remote(index, hits, selected, config, states, plan.include_archived)
+        selected += _remote(index, [h for h in hits if not (hybrid and words_alone(h))], selected, config, states,
+                            plan.include_archived)
     if exclude:  # whatever a link, a constellation or a cluster brings in, excluded stays out
         selected = [h for h in selected if h.unit_id not in exclude]
     timings["select"] = _ms(started)
@@ -130,11 +131,12 @@ def meaning_judges(prompt: str, fusion) -> bool:
 
 def words_alone(hit: Hit) -> bool:
     """A unit the meaning leg calls unrelated (its cosine at or below the model's floor), found
-    by its words alone: it neither seeds association nor is recalled on its own. Min-max scaling
-    gives every prompt's best keyword match 1.0, which alone reaches the threshold (0.3 x 1.0
-    with the default weights), so a prompt no note applies to ("how do I make a good cup of
-    coffee") brought the note sharing its commonest word. A link from a relevant note still can
-    (``activation``); nor is it listed among a hook's further candidates (``Memory.further_candidates``)."""
+    by its words alone: it neither seeds association nor is recalled, a remote associate or one
+    of a hook's further candidates (``Memory.further_candidates``). Min-max scaling gives every
+    prompt's best keyword match 1.0, which alone reaches the threshold (0.3 x 1.0 with the
+    default weights), so a prompt no note applies to ("how do I make a good cup of coffee")
+    brought the note sharing its commonest word. Activation it receives still counts (spreading
+    admits a neighbour only with its own meaning leg at ``associate.admit_vector`` or more)."""
     return hit.legs.cosine is not None and hit.legs.vector <= 0.0
 
 

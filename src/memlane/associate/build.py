@@ -73,6 +73,8 @@ def rebuild_graph(store, changed: bool = True, edited: tuple[dict, dict] | None 
                 if store.get_meta(GRAPH_UNITS) == before:
                     store.set_meta(GRAPH_UNITS, after)
                     return False
+    if changed and current and tracked and known is not None and known == store.get_meta("units_changes"):
+        return False  # another process stored the graph after this sync wrote: it holds these notes already
     if (changed and edited is not None and current and (not tracked or known == before)
             and relink(store, *edited)):
         if tracked:
