@@ -139,8 +139,9 @@ type: feedback
                 "summary": answer(await client.call_tool("recall", {"query": "deploy the migration to staging",
                                                                     "depth": "summary", "k": 5})),
                 "get": answer(await client.call_tool("get", {"ids": ["staging_deploy_tip"], "depth": "full"})),
-                "domains": answer(await client.call_tool("recall", {"query": "deploy the migration to staging",
-                                                                    "depth": "full", "k": 5, "domains": ["notes", "knowledge"]})),
+                "domains": answer(await client.call_tool("recall", {
+                    "query": "deploy the migration to staging", "depth": "full", "k": 5,
+                    "domains": ["notes", "knowledge"]})),
                 "resource": (await client.read_resource("memory://project/staging_deploy_tip")).contents[0].text}
 
     out = session(tmp_path, store, calls)

@@ -305,7 +305,8 @@ class Workspace:
 
         try:
             self._settler = subprocess.Popen(
-                [sys.executable, "-P", "-m", "memlane.associate.settle", str(memory.index_path)], stdin=subprocess.DEVNULL,
+                [sys.executable, "-P", "-m", "memlane.associate.settle", str(memory.index_path)],
+                stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
         except OSError as exc:
             log.info("could not start settling the link graph: %s", exc)
