@@ -282,7 +282,7 @@ class Memory:
             private = self.index.private_units()  # as the index holds it now, whatever the ranking saw
             hybrid = meaning_judges(prompt, self.config.retrieve.fusion)
             hits = [h for h in last[1] if h.state != "archived" and h.unit_id not in private
-                    and not (hybrid and words_alone(h) and not h.activation)][: len(known) + n]
+                    and not (hybrid and words_alone(h))][: len(known) + n]
             paths = self.index.units_by_id([h.unit_id for h in hits])
             hits = [h for h in hits if h.unit_id in paths and paths[h.unit_id].get("path") not in known][:n]
             return recalled_units(self.index, prompt, hits, depth=Depth.SUMMARY, explain=False)

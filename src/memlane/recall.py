@@ -104,8 +104,7 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
         hit.state = states.get(hit.unit_id, "active")
     eligible = [h for h in hits if plan.include_archived or h.state != "archived"]
     floor = rc.min_score if plan.min_score is None else plan.min_score
-    selected = [h for h in eligible
-                if h.relevance >= floor and not (hybrid and words_alone(h) and not h.activation)][:k]
+    selected = [h for h in eligible if h.relevance >= floor and not (hybrid and words_alone(h))][:k]
     if plan.constellations and ac.constellations and selected:
         selected = _with_constellations(index, selected, {h.unit_id: h for h in hits}, config,
                                         skip=exclude, include_archived=plan.include_archived)
@@ -136,8 +135,9 @@ def words_alone(hit: Hit) -> bool:
     prompt's best keyword match 1.0, which alone reaches the threshold (0.3 x 1.0 with the
     default weights), so a prompt no note applies to ("how do I make a good cup of coffee")
     brought the note sharing its commonest word. Activation it receives still counts (spreading
-    admits a neighbour only with its own meaning leg at ``associate.admit_vector`` or more)."""
-    return hit.legs.cosine is not None and hit.legs.vector <= 0.0
+    admits a neighbour only with its own meaning leg at ``associate.admit_vector`` or more), so it
+    is one test before and after spreading."""
+    return hit.legs.cosine is not None and hit.legs.vector <= 0.0 and not hit.activation
 
 
 def _ms(started: float) -> float:

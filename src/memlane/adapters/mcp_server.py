@@ -306,15 +306,7 @@ def _shape_hit(hit: dict, depth: Depth) -> dict:
         out.update({"title": hit.get("title"), "summary": shorten(first, 160), "path": hit["path"]})
     if depth is Depth.FULL:
         out["text"] = hit["text"]
-    return _withhold(out, _hit_risk(hit)) if depth is not Depth.IDS else out
-
-
-def _hit_risk(hit: dict) -> str | None:
-    """Why a unit of any domain (a document section, a past turn, code) reads as an attempt to
-    steer the agent, as the hooks screen it."""
-    from ..guards.exits import unit_risk
-
-    return unit_risk(hit.get("name"), os.path.basename(hit.get("path") or ""), hit.get("title"), hit.get("text"))
+    return _withhold(out, _risk_of(hit)) if depth is not Depth.IDS else out
 
 
 def _fit_buckets(answer: dict) -> dict:
@@ -348,12 +340,13 @@ def _note(row: dict, depth: Depth) -> dict:
 
 
 def _risk_of(row: dict) -> str | None:
-    """Why a stored note reads as an attempt to steer the agent, screening what the hooks screen."""
+    """Why a stored note, or another domain's unit (its ``text``), reads as an attempt to steer the
+    agent, screening what the hooks screen."""
     from ..guards.exits import unit_risk
 
     meta = row.get("meta") or {}
-    return unit_risk(row["name"], os.path.basename(row["path"]), row.get("title"), meta.get("index_hook"),
-                     row.get("description"), row.get("body"))
+    return unit_risk(row.get("name"), os.path.basename(row.get("path") or ""), row.get("title"),
+                     meta.get("index_hook"), row.get("description"), row.get("body"), row.get("text"))
 
 
 def _fit(answer: dict, full: list[dict] | None) -> dict:

@@ -10,6 +10,7 @@ the daemon starts, ``settle.py``; ``memlane index`` in the foreground) or a comp
 
 from __future__ import annotations
 
+from ..index.schema import WRITES
 from ..index.storage import GraphData
 from ..store.links import link_key
 from ..store.note import answer_keys
@@ -20,7 +21,7 @@ from .structure import clusters, constellations, in_degree, pagerank
 GRAPH_VERSION = "5"
 #: the stored graph version while its structure waits to settle (``relink``)
 UNSETTLED = GRAPH_VERSION + ":unsettled"
-#: meta: the count of writes to the units (``units_changes``) the stored edges reflect
+#: meta: the count of writes to the units (``WRITES``) the stored edges reflect
 GRAPH_UNITS = "graph_units"
 #: from this many notes up, an edit that moved only some notes' links relinks them in place
 RELINK_FROM = 20_000
@@ -63,17 +64,17 @@ def rebuild_graph(store, changed: bool = True, edited: tuple[dict, dict] | None 
     state = store.get_meta("graph")
     current = state in (GRAPH_VERSION, UNSETTLED)
     before, after = writes
-    known = store.get_meta(GRAPH_UNITS)
-    tracked = store.get_meta("units_changes") is not None  # a store that counts its writes (SQLite)
+    known, writes_now = store.get_meta(GRAPH_UNITS), store.get_meta(WRITES)
+    tracked = writes_now is not None  # a store that counts its writes (SQLite)
     if not changed and current:
-        if not tracked or known == store.get_meta("units_changes"):
+        if not tracked or known == writes_now:
             return False  # an unsettled structure waits for settle_graph, not for every refresh
         if before is not None and known == before:  # only this sync wrote since, and moved no link
             with store.transaction():
                 if store.get_meta(GRAPH_UNITS) == before:
                     store.set_meta(GRAPH_UNITS, after)
                     return False
-    if changed and current and tracked and known is not None and known == store.get_meta("units_changes"):
+    if changed and current and tracked and known is not None and known == writes_now:
         return False  # another process stored the graph after this sync wrote: it holds these notes already
     if (changed and edited is not None and current and (not tracked or known == before)
             and relink(store, *edited)):
@@ -83,7 +84,7 @@ def rebuild_graph(store, changed: bool = True, edited: tuple[dict, dict] | None 
     with store.transaction():  # read and write in one go: another process's sync cannot come between
         store.replace_graph(build_graph(store.link_facts(), store.stored_structure()))
         if tracked:
-            store.set_meta(GRAPH_UNITS, store.get_meta("units_changes"))
+            store.set_meta(GRAPH_UNITS, store.get_meta(WRITES))
     return True
 
 

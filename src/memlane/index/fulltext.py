@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from .postings import Tokenizer, bm25_search, can_keep_postings, read_sizes, rebuild_postings, row_norms, update_postings
-from .schema import FTS_COLUMNS
+from .schema import FTS_COLUMNS, WRITES
 from .text import fts_match_expression
 
 
@@ -57,7 +57,7 @@ class FullText:
     def postings_current(self) -> bool:
         """Whether the postings hold every write to the units (whoever wrote)."""
         return can_keep_postings() and self._cached(
-            "postings_current", lambda: self.get_meta("postings") == self.get_meta("units_changes"))
+            "postings_current", lambda: self.get_meta("postings") == self.get_meta(WRITES))
 
     def _keep_postings(self, changes: dict | None) -> None:
         """Inside a sync: the postings of ``changes`` (unit -> (row before, after)) brought up to
@@ -68,7 +68,7 @@ class FullText:
             rebuild_postings(self.conn, self.tokenizer)
         else:
             update_postings(self.conn, self.tokenizer, changes)
-        self.set_meta("postings", self.get_meta("units_changes") or "0")
+        self.set_meta("postings", self.get_meta(WRITES) or "0")
 
     def matched_fields(self, terms: list[str], unit_ids: list[int]) -> dict[int, dict[str, list[str]]]:
         """For each unit, which of ``terms`` FTS5 finds in which field (for ``--explain``)."""

@@ -63,14 +63,9 @@ class GraphStore:
         (``answer_keys``), through ``unit_keys``; None when that table is behind the units."""
         if not self.unit_keys_current():
             return None
-        found: dict[int, dict] = {}
-        for start in range(0, len(keys), 400):
-            batch = keys[start:start + 400]
-            for i, n, p in self.conn.execute(
-                    "SELECT u.id, u.name, u.path FROM unit_keys k JOIN units u ON u.id = k.unit"
-                    f" WHERE k.key IN ({','.join('?' * len(batch))})", batch):
-                found[i] = {"id": i, "name": n, "path": p}
-        return list(found.values())
+        rows = self._rows_for("SELECT u.id, u.name, u.path FROM unit_keys k JOIN units u ON u.id = k.unit"
+                              " WHERE k.key IN ({ids})", keys)
+        return list({i: {"id": i, "name": n, "path": p} for i, n, p in rows}.values())
 
     def replace_links_of(self, src: int, edges: list, missing: list[tuple[int, str, str]],
                          kinds: tuple[str, ...]) -> None:

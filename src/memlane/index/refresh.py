@@ -29,7 +29,7 @@ from ..store.scan import ParseCache, Skip
 from ..store.scopes import StoreSpec, load_snapshot
 from .incremental import (MANIFEST, Walk, edited_notes, load_manifest, manifest_of, read_edited, report_lists,
                           same_name, walk)
-from .schema import MIGRATIONS
+from .schema import MIGRATIONS, WRITES
 from .sqlite import SQLiteIndex
 from .storage import SyncReport
 from .unit import unit_from_note
@@ -38,8 +38,6 @@ from .vectors import embed_pending
 log = logging.getLogger("memlane.index")
 
 Progress = Callable[[str, int, int], None]
-#: the index's count of writes to its units, whoever writes (a trigger keeps it: index/schema.py)
-WRITES = "units_changes"
 #: (store, whether its units changed, (before, after) link facts of the only units edited, the
 #: sync's count of writes before and after) -> None
 GraphBuilder = Callable[..., None]

@@ -11,6 +11,9 @@ import sqlite3
 FTS_COLUMNS = ("name", "description", "keywords", "body")
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # as migration 1 wrote it (postings.py tokenizes alike)
 
+#: meta: the count of writes to ``units``, whoever writes (migration 7's triggers keep it)
+WRITES = "units_changes"
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: units, their full text, content-addressed embeddings and the unit->chunk map
     """

@@ -14,6 +14,7 @@ from ..config import ChunkStrategy
 from ..store.note import answer_keys
 from .chunking import chunk_texts, text_hash
 from .connection import is_corruption
+from .schema import WRITES
 from .storage import SyncReport, UnitFacts
 from .text import fts_text
 from .unit import Unit
@@ -54,7 +55,7 @@ class UnitRows:
         with self.transaction():
             postings_current = self.postings_current()  # before this sync writes
             keys_current = self.unit_keys_current()
-            writes_before = self.get_meta("units_changes")
+            writes_before = self.get_meta(WRITES)
             self._gone_hashes: set[str] = set()  # chunk texts this sync takes away
             rechunked = not self.chunking_holds(strategy, max_chars)
             max_chars = self._chunking(strategy, max_chars)
@@ -88,7 +89,7 @@ class UnitRows:
             if report.changed or not postings_current:
                 self._keep_postings(changes if postings_current else None)
                 self._bump_generation()
-            report.writes = (writes_before, self.get_meta("units_changes"))
+            report.writes = (writes_before, self.get_meta(WRITES))
         if report.changed:
             self._vectors.clear()
         return report
@@ -96,7 +97,7 @@ class UnitRows:
     def unit_keys_current(self) -> bool:
         """Whether ``unit_keys`` holds every write to the units (whoever wrote: an older memlane
         moves ``units_changes`` too, through the schema's triggers)."""
-        return self.get_meta("unit_keys") == self.get_meta("units_changes")
+        return self.get_meta("unit_keys") == self.get_meta(WRITES)
 
     def _keep_unit_keys(self, changed: list[int] | None) -> None:
         """Inside a sync: the link keys of the ``changed`` units written anew, or (None) every
@@ -105,15 +106,11 @@ class UnitRows:
             self.conn.execute("DELETE FROM unit_keys")
             rows = self.conn.execute("SELECT id, name, path FROM units").fetchall()
         else:
-            rows = []
-            for start in range(0, len(changed), 400):
-                batch = changed[start:start + 400]
-                marks = ",".join("?" * len(batch))
-                self.conn.execute(f"DELETE FROM unit_keys WHERE unit IN ({marks})", batch)
-                rows += self.conn.execute(f"SELECT id, name, path FROM units WHERE id IN ({marks})", batch).fetchall()
+            self._rows_for("DELETE FROM unit_keys WHERE unit IN ({ids})", changed)
+            rows = self._rows_for("SELECT id, name, path FROM units WHERE id IN ({ids})", changed)
         self.conn.executemany("INSERT OR IGNORE INTO unit_keys(key, unit) VALUES (?,?)",
                               [(key, uid) for uid, name, path in rows for key in answer_keys(name, path)])
-        self.set_meta("unit_keys", self.get_meta("units_changes") or "0")
+        self.set_meta("unit_keys", self.get_meta(WRITES) or "0")
 
     def _existing(self, uids: list[str] | None) -> dict[str, tuple[int, str]]:
         """uid -> (unit id, content hash) of every unit, or of ``uids`` only."""
