@@ -291,6 +291,18 @@ class Memory:
                             plan=plan, session=session)
         return [r for r in found if r.path not in known][:n]
 
+    def archived_may_answer(self, prompt: str) -> bool:
+        """Whether a deep recall of ``prompt`` (archived notes admitted) could bring a note that the
+        agent's recall of it just did not. False only when that recall's ranking is at hand (the
+        same prompt, the index unchanged, no team scope) and holds no archived note at or above
+        the relevance threshold: a deep recall ranks the same candidates, and only archived ones
+        are admitted that were not before."""
+        last = self._last_ranking
+        if self.team is not None or last is None or last[0] != (prompt, self.index.generation):
+            return True
+        floor = self.config.retrieve.min_score
+        return any(h.state == "archived" and h.relevance >= floor for h in last[1])
+
     # -- recall ---------------------------------------------------------------------
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,
                explain: bool = False, fusion: Fusion | str | None = None, include_archived: bool = False,
@@ -328,10 +340,14 @@ class Memory:
             outcome = self._run(prompt, plan, include_private, exclude)
         hits = [h for h in outcome.selected]
         # an agent's recall (no private notes, nothing excluded, archived left out) of an index no one
-        # wrote to while it ranked: the menu below it reads the rest of this ranking (further_candidates)
+        # wrote to while it ranked: the menu below it reads the rest of this ranking (further_candidates).
+        # Another kind of recall (the deep layer's, with archived notes) leaves that memo as it was: it
+        # is keyed by the prompt and the index's generation, so it is never read for another prompt or
+        # a changed index.
         agent_view = not include_private and not exclude and not plan.include_archived and plan.min_score is None
-        unchanged = generation is not None and self.index.generation == generation
-        self._last_ranking = ((prompt, generation), outcome.ranking) if agent_view and unchanged else None
+        if agent_view:
+            unchanged = generation is not None and self.index.generation == generation
+            self._last_ranking = ((prompt, generation), outcome.ranking) if unchanged else None
         results = recalled_units(self.index, prompt, hits, depth=depth, explain=explain)
         if self.team is not None:  # the team scope joins, narrower wins (team/scope.py)
             results, hits = self.team.join(self, prompt, plan, results, hits, depth=depth, explain=explain,

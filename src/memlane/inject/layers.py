@@ -149,9 +149,11 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
     if others:
         report["layers"]["L3"]["knowledge"] = [h.address for h in others]
     if config.deep == "always" or (config.deep == "auto" and not ranked and not results and not others):
+        # "auto" goes deep when nothing came: with no archived note above the threshold in the ranking
+        # just made, the deep recall (that ranking, archived notes admitted) would find nothing either
         deep = memory.recall(query, depth="full", include_archived=True, refresh=False, k=memory.config.retrieve.k * 2,
                              session=session_id or None, layer="L4", bracket=bracket.value, record=not dry_run,
-                             include_private=False)
+                             include_private=False) if config.deep == "always" or memory.archived_may_answer(query) else []
         known = {r.path for r in results}
         results += [r for r in deep if r.path not in known]
         report["layers"]["L4"] = {"recalled": [r.name for r in deep], "why": config.deep}

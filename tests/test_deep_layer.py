@@ -1,0 +1,84 @@
+"""Layer 4 in its default mode (``inject.deep = "auto"``): when a prompt's recall brings nothing, a
+deep recall admits archived notes too. It ranks the same candidates, so it runs only when that
+ranking holds an archived note above the threshold; and the menu below still reads the prompt's
+own ranking instead of searching again."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import write_note
+from memlane import Memory
+from memlane.inject.layers import user_prompt
+
+NOTES = {
+    "feedback_ci_cache.md": "---\nname: feedback_ci_cache\ndescription: Key CI caches on the lockfile hash\n"
+                            "type: feedback\n---\nCaches keyed on the branch name go stale after a rebase.\n",
+    "reference_runners.md": "---\nname: reference_runners\ndescription: The CI runners are two machines in the "
+                            "office\ntype: reference\n---\nAsk ops when a runner is down.\n",
+    "project_old_ci.md": "---\nname: project_old_ci\ndescription: The Jenkins server's nightly artefacts\ntype: "
+                         "project\nstatus: archived\n---\nJenkins kept nightly artefacts for thirty days.\n",
+}
+
+
+@pytest.fixture
+def memory(tmp_path):
+    for name, text in NOTES.items():
+        write_note(tmp_path / "store", name, text)
+    with Memory([tmp_path / "store"], embedder="none", index_path=tmp_path / "i.sqlite", cwd=tmp_path) as memory:
+        memory.refresh()
+        yield memory
+
+
+def recalls(memory, monkeypatch) -> list[str]:
+    """The layer of every ``Memory.recall`` the hook makes from now on."""
+    seen: list[str] = []
+    original = Memory.recall
+
+    def counted(self, prompt, **kw):
+        seen.append(kw.get("layer", "recall"))
+        return original(self, prompt, **kw)
+
+    monkeypatch.setattr(Memory, "recall", counted)
+    return seen
+
+
+def prompt(text: str) -> dict:
+    return {"session_id": "s1", "prompt": text, "transcript_path": None, "hook_event_name": "UserPromptSubmit"}
+
+
+def shown(injection) -> list[str]:
+    return [s["name"] for s in injection.report["shown"]]
+
+
+def test_an_archived_note_only_it_answers_comes_from_the_deep_layer(memory, monkeypatch):
+    seen = recalls(memory, monkeypatch)
+    injection = user_prompt(memory, prompt("how long did Jenkins keep the nightly artefacts?"), dry_run=True)
+    assert injection.report["layers"]["L3"]["recalled"] == []
+    assert shown(injection) == ["project_old_ci"] and injection.report["layer"] == "L4"
+    assert seen == ["L3", "L4"]  # the menu below reads the prompt's own ranking: no third search
+
+
+def test_nothing_archived_in_the_ranking_means_no_deep_recall(memory, monkeypatch):
+    seen = recalls(memory, monkeypatch)
+    injection = user_prompt(memory, prompt("which zebra painted the lasagna gallery?"), dry_run=True)
+    assert shown(injection) == [] and injection.report["layers"]["L4"]["recalled"] == []
+    assert seen == ["L3"]
+
+
+def test_a_prompt_with_an_answer_does_not_go_deep(memory, monkeypatch):
+    seen = recalls(memory, monkeypatch)
+    injection = user_prompt(memory, prompt("why do the CI caches go stale after a rebase?"), dry_run=True)
+    assert "feedback_ci_cache" in shown(injection) and "L4" not in injection.report["layers"]
+    assert seen == ["L3"]
+
+
+def test_the_shortcut_holds_only_for_the_ranking_of_that_prompt_on_that_index(memory, tmp_path):
+    zebra = "which zebra painted the lasagna gallery?"
+    memory.recall(zebra, record=False, include_private=False)
+    assert not memory.archived_may_answer(zebra)
+    assert memory.archived_may_answer("another prompt about the zebra")
+    write_note(tmp_path / "store", "project_new.md", "---\nname: project_new\ndescription: A new note\n"
+               "type: project\n---\nSomething new.\n")
+    memory.refresh()  # the index moved on: the ranking at hand is no longer this index's
+    assert memory.archived_may_answer(zebra)
