@@ -99,3 +99,12 @@ def test_a_fresh_keyword_only_recall_of_a_small_store_never_loads_numpy(tmp_path
             "print(len(found), 'numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["5", "False"], out.stderr
+
+
+def test_each_query_term_is_tokenized_alone():
+    """The term tokenizer reuses one in-memory FTS5 table: no term keeps a token of the one before."""
+    from memlane.index.postings import Tokenizer
+
+    tokenizer = Tokenizer()
+    assert [tokenizer.tokens(w) for w in ("connections", "配置文件", "snake_case_name", "Straße", "deploying")] == [
+        ("connect",), ("配置文件",), ("snake", "case", "name"), ("straß",), ("deploi",)]
