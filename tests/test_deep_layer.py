@@ -5,10 +5,13 @@ own ranking instead of searching again."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import write_note
 from memlane import Memory
+from memlane.config import Config
 from memlane.inject.layers import user_prompt
 
 NOTES = {
@@ -63,7 +66,34 @@ def test_nothing_archived_in_the_ranking_means_no_deep_recall(memory, monkeypatc
     seen = recalls(memory, monkeypatch)
     injection = user_prompt(memory, prompt("which zebra painted the lasagna gallery?"), dry_run=True)
     assert shown(injection) == [] and injection.report["layers"]["L4"]["recalled"] == []
+    assert "skipped" in injection.report["layers"]["L4"]  # --explain tells a skipped search from an empty one
     assert seen == ["L3"]
+
+
+def test_an_archived_note_found_by_words_alone_does_not_send_the_prompt_deep(tmp_path, monkeypatch):
+    """Hybrid recall never selects a note the meaning leg calls unrelated that only a word brought,
+    archived or not: the deep recall would not select it either."""
+    write_note(tmp_path / "store", "project_rota.md", "---\nname: project_rota\ndescription: The office kitchen "
+               "rota\ntype: project\nstatus: archived\n---\nWhoever is on the rota refills the coffee.\n")
+    write_note(tmp_path / "store", "feedback_ci.md", "---\nname: feedback_ci\ndescription: Key CI caches on the "
+               "lockfile hash\ntype: feedback\n---\nCaches keyed on the branch name go stale.\n")
+    with Memory([tmp_path / "store"], embedder="fake", index_path=tmp_path / "i.sqlite", cwd=tmp_path) as memory:
+        memory.refresh()
+        seen = recalls(memory, monkeypatch)
+        injection = user_prompt(memory, prompt("how do I brew a good cup of coffee at home"), dry_run=True)
+    assert shown(injection) == [] and seen == ["L3"]
+
+
+def test_a_large_k_still_goes_deep(tmp_path):
+    """The deep layer asks for twice ``retrieve.k``, at most the recall's ceiling."""
+    for name, text in NOTES.items():
+        write_note(tmp_path / "store", name, text)
+    config = Config()
+    config.retrieve = dataclasses.replace(config.retrieve, k=60)
+    with Memory([tmp_path / "store"], embedder="none", index_path=tmp_path / "i.sqlite", cwd=tmp_path,
+                config=config) as memory:
+        injection = user_prompt(memory, prompt("how long did Jenkins keep the nightly artefacts?"), dry_run=True)
+    assert shown(injection) == ["project_old_ci"]
 
 
 def test_a_prompt_with_an_answer_does_not_go_deep(memory, monkeypatch):

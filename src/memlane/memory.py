@@ -295,13 +295,14 @@ class Memory:
         """Whether a deep recall of ``prompt`` (archived notes admitted) could bring a note that the
         agent's recall of it just did not. False only when that recall's ranking is at hand (the
         same prompt, the index unchanged, no team scope) and holds no archived note at or above
-        the relevance threshold: a deep recall ranks the same candidates, and only archived ones
-        are admitted that were not before."""
+        the relevance threshold that selection would take (not found by words alone): a deep
+        recall ranks the same candidates, and only archived ones are admitted that were not before."""
         last = self._last_ranking
         if self.team is not None or last is None or last[0] != (prompt, self.index.generation):
             return True
         floor = self.config.retrieve.min_score
-        return any(h.state == "archived" and h.relevance >= floor for h in last[1])
+        hybrid = meaning_judges(prompt, self.config.retrieve.fusion)
+        return any(h.state == "archived" and h.relevance >= floor and not (hybrid and words_alone(h)) for h in last[1])
 
     # -- recall ---------------------------------------------------------------------
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,

@@ -27,6 +27,7 @@ from ..deferred import later
 from ..guards.exits import unit_risks
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
+from ..recall import MAX_K
 from ..retrieve.recalled import Recalled
 from .briefing import briefing, path_triggered
 from .render import common_folder, planned_depth, render, summary_line
@@ -151,12 +152,15 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
     if config.deep == "always" or (config.deep == "auto" and not ranked and not results and not others):
         # "auto" goes deep when nothing came: with no archived note above the threshold in the ranking
         # just made, the deep recall (that ranking, archived notes admitted) would find nothing either
-        deep = memory.recall(query, depth="full", include_archived=True, refresh=False, k=memory.config.retrieve.k * 2,
-                             session=session_id or None, layer="L4", bracket=bracket.value, record=not dry_run,
-                             include_private=False) if config.deep == "always" or memory.archived_may_answer(query) else []
+        searched = config.deep == "always" or memory.archived_may_answer(query)
+        deep = memory.recall(query, depth="full", include_archived=True, refresh=False,
+                             k=min(MAX_K, memory.config.retrieve.k * 2), session=session_id or None, layer="L4",
+                             bracket=bracket.value, record=not dry_run, include_private=False) if searched else []
         known = {r.path for r in results}
         results += [r for r in deep if r.path not in known]
         report["layers"]["L4"] = {"recalled": [r.name for r in deep], "why": config.deep}
+        if not searched:
+            report["layers"]["L4"]["skipped"] = "no archived note ranks at or above the threshold"
         if fabric is not None and memory.config.domains.in_hooks:
             found = _deep_domains(fabric, query, memory.config.domains.ceiling, {h.address for h in others})
             others += found
