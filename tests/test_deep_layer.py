@@ -112,3 +112,13 @@ def test_the_shortcut_holds_only_for_the_ranking_of_that_prompt_on_that_index(me
                "type: project\n---\nSomething new.\n")
     memory.refresh()  # the index moved on: the ranking at hand is no longer this index's
     assert memory.archived_may_answer(zebra)
+
+
+def test_the_menu_leaves_out_a_note_archived_after_the_ranking(memory, tmp_path):
+    """The lifecycle's states move no index generation: the menu reads them as they are now."""
+    question = "why do the CI caches and runners go stale?"
+    ranked = [r.name for r in memory.recall(question, record=False, include_private=False)]
+    assert "reference_runners" in ranked
+    with Memory([tmp_path / "store"], embedder="none", index_path=tmp_path / "i.sqlite", cwd=tmp_path) as other:
+        other.archive("reference_runners")
+    assert "reference_runners" not in [r.name for r in memory.further_candidates(question, after=[], n=5)]

@@ -22,7 +22,7 @@ from .guards.secrets import redact_data
 from .index.connection import is_corruption
 from .index.refresh import Refresher, RefreshReport
 from .lifecycle import HitLog
-from .lifecycle.usage import Usage
+from .lifecycle.usage import Usage, unit_states
 from .recall import (MAX_K, RecallPlan, excluded_units, log_recall, meaning_judges, recalled_units, run_recall,
                      words_alone)
 from .retrieve.recalled import Recalled
@@ -282,7 +282,10 @@ class Memory:
             private = self.index.private_units()  # as the index holds it now, whatever the ranking saw
             hybrid = meaning_judges(prompt, self.config.retrieve.fusion)
             hits = [h for h in last[1] if h.state != "archived" and h.unit_id not in private
-                    and not (hybrid and words_alone(h))][: len(known) + n]
+                    and not (hybrid and words_alone(h))][: len(known) + 2 * n]
+            # states as they are now: the lifecycle may have archived one since (it moves no generation)
+            states = unit_states(self.index, [h.unit_id for h in hits])
+            hits = [h for h in hits if states.get(h.unit_id) != "archived"]
             paths = self.index.units_by_id([h.unit_id for h in hits])
             hits = [h for h in hits if h.unit_id in paths and paths[h.unit_id].get("path") not in known][:n]
             return recalled_units(self.index, prompt, hits, depth=Depth.SUMMARY, explain=False)
