@@ -3,8 +3,6 @@
 The public names load on first use (PEP 562), so that ``memlane-hook`` — which imports
 ``memlane.adapters.hookclient`` on every prompt — pays for the standard library only."""
 
-from importlib import import_module as _import_module
-
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -22,7 +20,9 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        value = getattr(_import_module(f".{_EXPORTS[name]}", __name__), name)
+        from importlib import import_module  # here, not at the top: the hook client never needs it (~2 ms)
+
+        value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'memlane' has no attribute {name!r}")
