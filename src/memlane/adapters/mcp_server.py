@@ -28,6 +28,7 @@ import re
 from typing import Literal
 
 from ..errors import ToolError
+from ..guards.exits import row_risk
 from ..index.text import estimate_tokens
 from ..memory import Depth, Memory
 from ..recall import MAX_K as RECALL_MAX_K
@@ -211,7 +212,7 @@ class Engine:
         if row["scope"] != scope:
             raise ToolError(f"{name!r} is a {row['scope']}-scope note, not {scope}")
         [note] = [n for n in self.memory.show(row["name"], session="mcp") if n["path"] == row["path"]]
-        risk = _risk_of(note)
+        risk = row_risk(note)
         if risk:
             return (f"# {note['name']}\n\n(withheld: this note's text reads as an instruction to the agent — {risk}; "
                     f"the user can review it)\n\n(source: {note['path']})\n")
@@ -306,7 +307,7 @@ def _shape_hit(hit: dict, depth: Depth) -> dict:
         out.update({"title": hit.get("title"), "summary": shorten(first, 160), "path": hit["path"]})
     if depth is Depth.FULL:
         out["text"] = hit["text"]
-    return _withhold(out, _risk_of(hit)) if depth is not Depth.IDS else out
+    return _withhold(out, row_risk(hit)) if depth is not Depth.IDS else out
 
 
 def _fit_buckets(answer: dict) -> dict:
@@ -336,17 +337,7 @@ def _note(row: dict, depth: Depth) -> dict:
         out.update({"title": row["title"] or row["name"], "description": row["description"]})
     if depth is Depth.FULL:
         out["body"] = row["body"]
-    return _withhold(out, _risk_of(row))
-
-
-def _risk_of(row: dict) -> str | None:
-    """Why a stored note, or another domain's unit (its ``text``), reads as an attempt to steer the
-    agent, screening what the hooks screen."""
-    from ..guards.exits import unit_risk
-
-    meta = row.get("meta") or {}
-    return unit_risk(row.get("name"), os.path.basename(row.get("path") or ""), row.get("title"),
-                     meta.get("index_hook"), row.get("description"), row.get("body"), row.get("text"))
+    return _withhold(out, row_risk(row))
 
 
 def _fit(answer: dict, full: list[dict] | None) -> dict:

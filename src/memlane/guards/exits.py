@@ -4,6 +4,7 @@ characters stripped, in every string field."""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 from .sanitize import strip_controls
@@ -26,6 +27,15 @@ def unit_risk(*fields: str | None) -> str | None:
     an override split across fields (a title and its hook) is read as one text. A resident
     process screens the same notes prompt after prompt: the verdicts are remembered."""
     return _risk(unit_text(*fields))
+
+
+def row_risk(row: dict) -> str | None:
+    """``unit_risk`` of a stored note as the index or ``Memory.show`` gives it (or another domain's
+    unit, its ``text``): what the hooks screen, for the faces that hand one note out on request
+    (``memlane show``, the MCP server)."""
+    meta = row.get("meta") or {}
+    return unit_risk(row.get("name"), os.path.basename(row.get("path") or ""), row.get("title"),
+                     meta.get("index_hook"), row.get("description"), row.get("body"), row.get("text"))
 
 
 def unit_text(*fields: str | None) -> str:

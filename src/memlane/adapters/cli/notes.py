@@ -4,6 +4,7 @@ lifecycle's ``status``, and ``decay`` (moving idle notes to dormant and archived
 from __future__ import annotations
 
 from ...errors import UsageError
+from ...guards.exits import row_risk
 from .common import command, emit, open_memory
 
 
@@ -13,6 +14,10 @@ def register(sub) -> None:
                             "use: an archived note becomes active again.",
                 examples="examples:\n  memlane show feedback_ci_cache_keys\n  memlane show ci-cache-keys.md --json")
     p.add_argument("name", help="the note: its name, its file name or its path")
+    p.add_argument("--unscreened", action="store_true",
+                   help="print a note whose text reads as an instruction to the agent too (agents are told to "
+                        "fetch notes with this command, so such a note's text is withheld by default, as the hooks "
+                        "and the MCP server withhold it)")
     command(sub, "stats", func=cmd_stats, help="what the index holds: notes by type and scope, links, hubs",
             description="Counts of the indexed notes by type and scope, how many are embedded, the most linked-to "
                         "notes, sets of notes recalled together, links to notes not written yet, and the files that "
@@ -28,6 +33,11 @@ def register(sub) -> None:
     p.add_argument("--dry-run", action="store_true", help="show what would change and why, change nothing")
 
 
+#: what ``show`` prints instead of a note whose text reads as an instruction to the agent
+WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({risk}), so it is not printed; the "
+            "user can review it in the file itself or with `memlane lint`")
+
+
 def cmd_show(args) -> int:
     memory = open_memory(args)
     found = memory.show(args.name)
@@ -35,6 +45,14 @@ def cmd_show(args) -> int:
         raise UsageError(f"no note named {args.name!r} (try: memlane recall {args.name!r})")
     text = []
     for note in found:
+        risk = None if args.unscreened else row_risk(note)
+        if risk:  # the agent may run this command (the hooks' menu says so): it gets what the hooks give
+            for field in ("title", "description", "body", "meta"):  # meta: its index hook is screened text too
+                note.pop(field)
+            note.update(risk=risk, withheld=WITHHELD.format(risk=risk))
+            text.append(f"# {note['name']}  ({note['type'] or '-'}, {note['scope']})\n{note['path']}\n\n"
+                        f"({note['withheld']})\n")
+            continue
         text.append(f"# {note['title']}  ({note['type'] or '-'}, {note['scope']})\n{note['path']}\n")
         if note["description"]:
             text.append(f"> {note['description']}\n")
