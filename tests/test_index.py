@@ -355,3 +355,19 @@ def test_a_new_index_and_its_folder_are_the_users_alone(store, tmp_path):
     for extra in (index.with_name("i.sqlite-wal"), index.with_name("i.sqlite-shm")):
         if extra.exists():  # SQLite gives them its file's mode
             assert stat.S_IMODE(extra.stat().st_mode) & 0o077 == 0
+
+
+def test_an_older_index_readable_by_others_becomes_the_users_alone(store, tmp_path):
+    """An index made before memlane created it 0600 (or copied with other modes) is tightened
+    when it is next opened, its WAL files too."""
+    index = tmp_path / "old.sqlite"
+    with Memory([store], embedder="none", index_path=index) as memory:
+        memory.refresh()
+    for name in (index, index.with_name("old.sqlite-wal")):
+        if name.exists():
+            os.chmod(name, 0o644)
+    with Memory([store], embedder="none", index_path=index) as memory:
+        memory.refresh()
+    for name in (index, index.with_name("old.sqlite-wal"), index.with_name("old.sqlite-shm")):
+        if name.exists():
+            assert stat.S_IMODE(name.stat().st_mode) == 0o600, name

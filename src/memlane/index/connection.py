@@ -111,6 +111,8 @@ def connect(path: str, setup: Callable[[sqlite3.Connection], None], *, busy_time
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         except OSError as exc:  # SQLite says why when it opens the file
             log.info("could not create %s: %s", path, exc)
+    elif path != ":memory:":
+        keep_private(path)
     conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, check_same_thread=False,
                            **({"isolation_level": None} if autocommit else {}))
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -125,6 +127,19 @@ def connect(path: str, setup: Callable[[sqlite3.Connection], None], *, busy_time
     if not autocommit:
         conn.commit()
     return conn
+
+
+def keep_private(path: str) -> None:
+    """An index made before memlane created it for its user alone (or copied with other modes):
+    the file and its WAL files, when they are this user's, become readable by this user only."""
+    for name in (path, path + "-wal", path + "-shm"):
+        try:
+            st = os.stat(name)
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(name, 0o600)
+                log.info("%s was readable by others (mode %o): now the owner's alone", name, st.st_mode & 0o777)
+        except OSError:
+            continue  # no such file, or not ours to change: SQLite says what matters when it opens it
 
 
 def _write_marker(path: str) -> None:
