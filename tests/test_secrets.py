@@ -76,6 +76,8 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
     + [(f"the key {k}, rotated", k) for k in ("AKIA" + rnd(16, UPPER),)],
     "AWS secret access key": [
         (f"aws_secret_access_key = {_AWS_SECRET[0]}\nregion = eu-west-1", _AWS_SECRET[0]),
+        ("aws secret: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY (the CI user)", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        ("AWS prod secret key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
         (f"AWS_SECRET_ACCESS_KEY={_AWS_SECRET[1]}", _AWS_SECRET[1]),
         (f'aws_secret_access_key: "{_AWS_SECRET[2]}"', _AWS_SECRET[2]),
         (f'{{"aws_secret_access_key": "{_AWS_SECRET[3]}", "region": "us-east-1"}}', _AWS_SECRET[3]),
@@ -157,7 +159,9 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         (f"headers = {{'Authorization': 'Bearer {(t3 := rnd(32))}'}}", t3)],
     "bearer token": [(f"send it as bearer {(t := rnd(32, URLSAFE))} in the header", t)],
     "password in command line": [(f"curl -u admin:{(p := rnd(14))} https://ci.example.com/api/json", p),
-                                 (f"curl --user deploy:{(p2 := 'pa55-' + rnd(6))} -X POST https://x", p2)],
+                                 (f"curl --user deploy:{(p2 := 'pa55-' + rnd(6))} -X POST https://x", p2),
+                                 (f"mysql -h db -u root -p{(p3 := rnd(12))} billing", p3),
+                                 (f"mysqldump -uapp -p'{(p4 := 'x9-' + rnd(8))}' shop > shop.sql", p4)],
     "password or secret": [
         ("DB_PASSWORD=hunter2", "hunter2"), ("DB_PASSWORD=123456", "123456"), ("password: 1234", "1234"),
         ("export REDIS_PASSWD='p@ss w0rd'", "p@ss w0rd"),
@@ -226,6 +230,8 @@ FALSE_POSITIVES = [
     "pin is v2.3.1 of the lib", "the password is https://vault.example.com/item/42",
     "password = get_password()", "password=os.environ['DB_PASS']", "pw = os.getenv('PW')",
     "password: get_password(user)", "the password was reset-by-IT", "password = config.db.password",
+    "mysql -u root -p billing (it asks for the password)", "mysql -h db -P3306 -u app", "mysql --protocol=tcp -P 3306",
+    "the aws secret: rotate it monthly", "aws secret key rotation is due",
 ]
 
 

@@ -134,6 +134,10 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
      r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", 0, None),
     ("AWS secret access key", ("secret",),
      r"(?i)(?:aws_?)?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1, None),
+    # "aws secret: …", "AWS secret key = …": forty characters of the key's alphabet after an AWS label
+    ("AWS secret access key", ("aws",),
+     r"(?i)\baws[ \t_-]*(?:[a-z]+[ \t_-]+)?secret(?:[ \t_-]*key)?[\"']?[ \t]*[:=][ \t]*[\"']?"
+     r"((?=[A-Za-z0-9/+]*[0-9/+])[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", 1, None),
     ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b", 0, None),
     ("GitHub token", ("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", 0, None),
     ("GitLab token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glsoat-", "glcbt-",
@@ -213,6 +217,10 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("bearer token", ("bearer",), r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)", 1, _plausible),
     ("password in command line", ("curl",),
      r"(?i)\bcurl\b[^\n]*?\s(?:-u|--user)[ \t=]+[\"']?[^\s:\"']*:([^\s\"']+)", 1, _given),
+    # MySQL's clients take the password glued to -p (-p alone asks for it; -P is the port)
+    ("password in command line", ("mysql", "mariadb"),
+     r"\b(?i:mysql(?:dump|admin|import|check|sh)?|mariadb(?:-dump|-admin)?)\b[^\n]*?\s-p(\"[^\"\n]+\"|'[^'\n]+'"
+     r"|[^\s\"']+)", 1, _given),
     # --- assignments: the name stays, the value goes --------------------------------------
     # a shell-style NAME ending in PASSWORD/PASSWD/PASSPHRASE (PGPASSWORD, MYSQL_ROOT_PASSWORD):
     # whatever value follows is a password, a lower-case word or a short number too
