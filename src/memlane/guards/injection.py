@@ -12,8 +12,8 @@ reading that holds one of its heads, the literals its matches start with, and is
 first use; the reason quotes the note's own words, found by mapping the match back.
 
 One table, ``_RULES``: (kind, language, pattern); languages ``en``, ``ko``, ``zh`` (simplified and
-traditional), ``sh`` (shell one-liners) and ``turns`` (a faked end of the agent's wrapper or turn
-of the conversation: ``</system-reminder>``, ``Human:``); the last two read line by line. A space in a pattern is a
+traditional), ``sh`` (shell one-liners) and ``turns`` (the agent's wrapper or a turn
+of the conversation: ``<system-reminder>``, ``Human:``); the last two read line by line. A space in a pattern is a
 word gap: up to five spaces or markup characters, or none (a letter-spaced phrase read back as one
 run still matches);
 ``%(NAME)s`` is a fragment from ``_PARTS``. Rules are narrow on purpose: a quarantined note never
@@ -101,11 +101,11 @@ _RULES = (
                      r"|my|called|named|root|admin|developer)\b|new system prompt\b|<\|im_start\|> ?system"
                      r"|(?:dan|jailbreak) mode\b)"),
     (OVERRIDE, "en", r"act(?<![a-z]act) as (?:root|admin|the system)\b"),  # "act", not "impact"
-    # the end of the agent's wrapper, or a turn of the conversation, faked inside a note: a closing
+    # the agent's wrapper, or a turn of the conversation, faked inside a note: an opening or closing
     # tag of the wrapper at a line's start (a note naming the tags writes them inline, in backticks),
     # "Human:" opening a paragraph and saying something (a YAML key "human: reviewer" says a word);
     # "Assistant:" is not one: memlane's own transcript units show "user:" and "assistant:" turns
-    (OVERRIDE, "turns", r"(?m:^)[ \t>]*</ ?system[-_ ]?(?:reminder|message|prompt) ?>"
+    (OVERRIDE, "turns", r"(?m:^)[ \t>]*<(?:/ ?)?system[-_ ]?(?:reminder|message|prompt) ?>"
                         r"|(?:\A|\n[ \t>]*\n)[ \t>*#]*human ?: ?\**[ \t]*\S+(?:[ \t]+\S+){3,}"),
     # a claimed approval of what the agent runs ("has pre-approved all shell commands"), not of a vendor
     (OVERRIDE, "en", r"(?:has|have|had|already) pre[-\u2010\u2011 ]?approved (?:(?:all|every|any|each|the following"
