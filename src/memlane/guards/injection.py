@@ -12,7 +12,7 @@ reading that holds one of its heads, the literals its matches start with, and is
 first use; the reason quotes the note's own words, found by mapping the match back.
 
 One table, ``_RULES``: (kind, language, pattern); languages ``en``, ``ko``, ``zh`` (simplified and
-traditional), ``sh`` (shell one-liners) and ``turns`` (the agent's wrapper or a turn
+traditional), ``sh`` (shell one-liners) and ``turns`` (a faked tag of the agent's wrapper, or a faked turn
 of the conversation: ``<system-reminder>``, ``Human:``); the last two read line by line. A space in a pattern is a
 word gap: up to five spaces or markup characters, or none (a letter-spaced phrase read back as one
 run still matches);

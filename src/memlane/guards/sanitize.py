@@ -165,6 +165,8 @@ def _re() -> dict[str, re.Pattern]:
         # for the ``unmarked`` reading: what a renderer hides or shortens inside a phrase
         "comment": (r"<!--.*?(?:-->|\Z)", re.S),
         "link": (r"!?\[([^\]\n]{0,80})\]\([^)\n]{0,200}\)", 0),
+        "reference_link": (r"!?\[([^\]\n]{0,80})\]\[[^\]\n]{0,40}\]", 0),  # [text][ref], [text][]
+        "footnote": (r"\[\^[^\]\n]{1,40}\]", 0),  # [^1]: a superscript when rendered
     })
 
 
@@ -278,21 +280,30 @@ def despace(text: str) -> str:
 
 
 def unmark(text: str) -> str:
-    """``text`` without what a rendered note does not show inside a phrase: HTML comments and
-    the targets of markdown links (their text stays)."""
+    """``text`` without what a rendered note does not show inside a phrase: HTML comments, the
+    targets of markdown links, inline or by reference (their text stays), and footnote marks."""
     rx = _re()
     if "<!--" in text:
         text = rx["comment"].sub(" ", text)
     if "](" in text:
         text = rx["link"].sub(lambda m: m.group(1), text)
+    if "][" in text:
+        text = rx["reference_link"].sub(lambda m: m.group(1), text)
+    if "[^" in text:
+        text = rx["footnote"].sub("", text)
     return text
+
+
+def _marked(text: str) -> bool:
+    """Whether ``text`` holds anything ``unmark`` takes out."""
+    return "<!--" in text or "](" in text or "][" in text or "[^" in text
 
 
 def reading(name: str, text: str, words: frozenset[str] | None = None) -> str:
     """One reading of ``text``: ``lines`` (normalised, line breaks kept), ``plain``
     (normalised), ``leet`` (plain, leetspeak folded when it spells one of ``words``),
     ``spaced`` (letter-spacing collapsed, then all leetspeak folded) or ``unmarked`` (plain
-    without HTML comments and link targets: ``unmark``)."""
+    without HTML comments, link targets and footnote marks: ``unmark``)."""
     if name == "lines":
         return prepare(text)
     if name == "spaced":
@@ -313,6 +324,6 @@ def readings(text: str, words: frozenset[str] | None = None) -> dict[str, str]:
         out["leet"] = leet
     if (spaced := despace(pre)) != pre and (spaced := collapse(deleet(spaced))) not in out.values():
         out["spaced"] = spaced
-    if ("<!--" in pre or "](" in pre) and (unmarked := collapse(unmark(pre))) not in out.values():
+    if _marked(pre) and (unmarked := collapse(unmark(pre))) not in out.values():
         out["unmarked"] = unmarked
     return out
