@@ -76,7 +76,8 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
     + [(f"the key {k}, rotated", k) for k in ("AKIA" + rnd(16, UPPER),)],
     "AWS secret access key": [
         (f"aws_secret_access_key = {_AWS_SECRET[0]}\nregion = eu-west-1", _AWS_SECRET[0]),
-        ("aws secret: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY (the CI user)", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        (f"aws secret: {_AWS_SECRET[4][:20]}/{_AWS_SECRET[5][:19]} (the CI user)",
+         f"{_AWS_SECRET[4][:20]}/{_AWS_SECRET[5][:19]}"),
         ("AWS prod secret key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
         (f"AWS_SECRET_ACCESS_KEY={_AWS_SECRET[1]}", _AWS_SECRET[1]),
         (f'aws_secret_access_key: "{_AWS_SECRET[2]}"', _AWS_SECRET[2]),
@@ -161,7 +162,8 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
     "password in command line": [(f"curl -u admin:{(p := rnd(14))} https://ci.example.com/api/json", p),
                                  (f"curl --user deploy:{(p2 := 'pa55-' + rnd(6))} -X POST https://x", p2),
                                  (f"mysql -h db -u root -p{(p3 := rnd(12))} billing", p3),
-                                 (f"mysqldump -uapp -p'{(p4 := 'x9-' + rnd(8))}' shop > shop.sql", p4)],
+                                 (f"mysqldump -uapp -p'{(p4 := 'x9-' + rnd(8))}' shop > shop.sql", p4),
+                                 (f"docker exec -it db mysql -p{(p5 := rnd(12))} -u root app", p5)],
     "password or secret": [
         ("DB_PASSWORD=hunter2", "hunter2"), ("DB_PASSWORD=123456", "123456"), ("password: 1234", "1234"),
         ("export REDIS_PASSWD='p@ss w0rd'", "p@ss w0rd"),
@@ -231,6 +233,8 @@ FALSE_POSITIVES = [
     "password = get_password()", "password=os.environ['DB_PASS']", "pw = os.getenv('PW')",
     "password: get_password(user)", "the password was reset-by-IT", "password = config.db.password",
     "mysql -u root -p billing (it asks for the password)", "mysql -h db -P3306 -u app", "mysql --protocol=tcp -P 3306",
+    "find /etc/mysql -name '*.cnf' -print", "xargs grep mysql -print", "mysql: -p, --password[=name]",
+    "mysql -u x -p[password]", "kubectl port-forward svc/mysql 3306 -p3306", "mysql -u root | ssh -p2222 host",
     "the aws secret: rotate it monthly", "aws secret key rotation is due",
 ]
 
