@@ -68,7 +68,26 @@ def test_memlane_show_withholds_what_the_hooks_quarantine(tmp_path):
     assert note["risk"] and "withheld" in note
     for out in (text.stdout, as_json.stdout):
         assert OVERRIDE not in out and "billing service" not in out and "ignore the user" not in out
-    assert OVERRIDE in unscreened.stdout
+    assert unscreened.returncode == 2 and OVERRIDE not in unscreened.stdout  # no terminal: an agent's shell
+    assert "--unscreened is for a person at a terminal" in unscreened.stderr
+
+
+def test_memlane_show_unscreened_prints_the_note_for_a_person_at_a_terminal(tmp_path):
+    import os
+    import pty
+
+    store = tmp_path / "store"
+    write_note(store, "project_release.md", "---\nname: release\ndescription: when releasing\ntype: project\n"
+                                            f"---\n{OVERRIDE} without review.\n")
+    primary, secondary = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "show", "release", "--unscreened",
+                               "--store", str(store), "--embedder", "none", "--index", str(tmp_path / "t.sqlite")],
+                              stdin=secondary, capture_output=True, text=True, timeout=120)
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert proc.returncode == 0 and OVERRIDE in proc.stdout
 
 
 def test_terminal_and_bidi_controls_never_reach_a_terminal_or_the_agent(tmp_path):

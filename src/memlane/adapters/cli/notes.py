@@ -3,6 +3,8 @@ lifecycle's ``status``, and ``decay`` (moving idle notes to dormant and archived
 
 from __future__ import annotations
 
+import sys
+
 from ...errors import UsageError
 from ...guards.exits import row_risk
 from .common import command, emit, open_memory
@@ -15,9 +17,9 @@ def register(sub) -> None:
                 examples="examples:\n  memlane show feedback_ci_cache_keys\n  memlane show ci-cache-keys.md --json")
     p.add_argument("name", help="the note: its name, its file name or its path")
     p.add_argument("--unscreened", action="store_true",
-                   help="print a note whose text reads as an instruction to the agent too (agents are told to "
-                        "fetch notes with this command, so such a note's text is withheld by default, as the hooks "
-                        "and the MCP server withhold it)")
+                   help="print a note whose text reads as an instruction to the agent too, for a person at a "
+                        "terminal (agents are told to fetch notes with this command, so such a note's text is "
+                        "withheld by default, as the hooks and the MCP server withhold it)")
     command(sub, "stats", func=cmd_stats, help="what the index holds: notes by type and scope, links, hubs",
             description="Counts of the indexed notes by type and scope, how many are embedded, the most linked-to "
                         "notes, sets of notes recalled together, links to notes not written yet, and the files that "
@@ -39,6 +41,9 @@ WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({r
 
 
 def cmd_show(args) -> int:
+    if args.unscreened and not sys.stdin.isatty():  # an agent's shell has no terminal; a person has one
+        raise UsageError("--unscreened is for a person at a terminal (this command's input is not one); "
+                         "the note's file itself is always there to read")
     memory = open_memory(args)
     found = memory.show(args.name)
     if not found:
