@@ -79,12 +79,14 @@ def test_the_hooks_and_their_log_are_redacted(leaky, sealed_env):
             run_hook(event, stores=[str(leaky["store"])], embedder="none", index=str(leaky["tmp"] / "h.sqlite"),
                      stdin=io.StringIO(json.dumps(payload)), stdout=out, explain=explain)
             _no_secret(out.getvalue(), f"{event} hook")
+    os.chmod(sealed_env / "cache" / "hook.log", 0o644)  # as a log from before it was made 0600
     out = io.StringIO()
     run_hook("user-prompt-submit", stores=[str(leaky["store"])], embedder="none", index=str(leaky["tmp"] / "h.sqlite"),
              stdin=io.StringIO(f'{{"prompt": "{TOKEN}", "session_id": 7, '), stdout=out)  # fails: logged
     log = (sealed_env / "cache" / "hook.log").read_text()
     assert "failed" in log
     _no_secret(log, "hook.log")
+    assert os.stat(sealed_env / "cache" / "hook.log").st_mode & 0o077 == 0  # it quotes prompts: the user's alone
 
 
 def test_mcp_answers_are_redacted(leaky):

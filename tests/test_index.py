@@ -371,3 +371,25 @@ def test_an_older_index_readable_by_others_becomes_the_users_alone(store, tmp_pa
     for name in (index, index.with_name("old.sqlite-wal"), index.with_name("old.sqlite-shm")):
         if name.exists():
             assert stat.S_IMODE(name.stat().st_mode) == 0o600, name
+
+
+def test_the_screening_verdicts_and_the_hit_log_are_the_users_alone(store, tmp_path):
+    """Beside the index: the guard's verdicts (they quote notes) and the hit-log, new or older."""
+    from memlane.inject.layers import user_prompt
+
+    index = tmp_path / "v.sqlite"
+    payload = {"session_id": "v1", "prompt": "deploy the billing service", "transcript_path": None}
+    with Memory([store], embedder="none", index_path=index, cwd=tmp_path) as memory:
+        user_prompt(memory, payload)
+    verdicts, hits = Path(f"{index}.screened"), memory.hit_log.path
+    assert verdicts.exists() and stat.S_IMODE(verdicts.stat().st_mode) == 0o600
+    for name in (verdicts, hits):
+        if name.exists():
+            os.chmod(name, 0o644)
+    code = ("import sys; from memlane import Memory; from memlane.inject.layers import user_prompt\n"
+            "with Memory([sys.argv[1]], embedder='none', index_path=sys.argv[2]) as m:\n"
+            "    user_prompt(m, {'session_id': 'v2', 'prompt': 'deploy the billing service', 'transcript_path': None})")
+    subprocess.run([sys.executable, "-c", code, str(store), str(index)], check=True, timeout=120)  # a new process
+    for name in (verdicts, hits):
+        if name.exists():
+            assert stat.S_IMODE(name.stat().st_mode) == 0o600, name

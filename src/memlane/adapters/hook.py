@@ -38,6 +38,14 @@ class _HookLog(logging.FileHandler):
         super().__init__(path, encoding="utf-8", delay=True)
         self.max_bytes = max_bytes
 
+    def _open(self):
+        """The log quotes prompts: the user's alone (0600), an older one made so too."""
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        st = os.fstat(fd)
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+
     def emit(self, record) -> None:
         """Never raises: a log that cannot be written (a read-only cache, a folder in its place)
         loses the line, never the hook's answer."""

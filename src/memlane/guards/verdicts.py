@@ -16,6 +16,7 @@ from functools import cache
 from typing import Callable
 
 from ..deferred import later
+from ..index.connection import keep_private
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,12 @@ class Verdicts:
             if os.stat(self.path).st_uid != os.getuid():  # only a file of this user's own is believed
                 log.warning("screening verdicts in %s belong to another user: not used", self.path)
                 return None
+            keep_private(self.path)  # its verdicts quote notes: the user's alone, as the index is
         except FileNotFoundError:
-            pass
+            try:
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            except OSError:
+                pass  # SQLite says why when it opens the file
         conn = sqlite3.connect(self.path, timeout=0.05, isolation_level=None, check_same_thread=False)
         # a cache: write-ahead logging without a sync per commit (a crash loses the newest verdicts, never the file)
         conn.execute("PRAGMA journal_mode=WAL")

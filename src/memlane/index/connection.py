@@ -130,16 +130,22 @@ def connect(path: str, setup: Callable[[sqlite3.Connection], None], *, busy_time
 
 
 def keep_private(path: str) -> None:
-    """An index made before memlane created it for its user alone (or copied with other modes):
-    the file and its WAL files, when they are this user's, become readable by this user only."""
+    """A database file made before memlane created it for its user alone (or copied with other
+    modes): the file and its WAL files, when they are this user's, become readable by this user
+    only (a warning when the file system refuses)."""
     for name in (path, path + "-wal", path + "-shm"):
         try:
             st = os.stat(name)
-            if st.st_uid == os.getuid() and st.st_mode & 0o077:
-                os.chmod(name, 0o600)
-                log.info("%s was readable by others (mode %o): now the owner's alone", name, st.st_mode & 0o777)
         except OSError:
-            continue  # no such file, or not ours to change: SQLite says what matters when it opens it
+            continue  # no such file: SQLite says what matters when it opens it
+        if st.st_uid != os.getuid() or not st.st_mode & 0o077:
+            continue
+        try:
+            os.chmod(name, 0o600)
+            log.info("%s was readable by others (mode %o): now the owner's alone", name, st.st_mode & 0o777)
+        except OSError as exc:
+            log.warning("%s is readable by others (mode %o) and could not be made the owner's alone: %s", name,
+                        st.st_mode & 0o777, exc)
 
 
 def _write_marker(path: str) -> None:
