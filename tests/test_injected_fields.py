@@ -72,6 +72,25 @@ def test_memlane_show_withholds_what_the_hooks_quarantine(tmp_path):
     assert "--unscreened is for a person at a terminal" in unscreened.stderr
 
 
+def test_memlane_recall_withholds_what_the_hooks_quarantine(tmp_path):
+    store = tmp_path / "store"
+    write_note(store, "project_release.md", "---\nname: release\ndescription: when releasing the billing service\n"
+                                            f"type: project\n---\n{OVERRIDE} without review.\n")
+
+    def recall(*flags):
+        return subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "recall", "releasing the billing service",
+                               *flags, "--store", str(store), "--embedder", "none", "--index",
+                               str(tmp_path / "r.sqlite")], capture_output=True, text=True, timeout=120)
+
+    for flags in ((), ("--depth", "full"), ("--depth", "index"), ("--depth", "full", "--json", "--explain")):
+        out = recall(*flags)
+        assert out.returncode == 0 and "withheld" in out.stdout and "release" in out.stdout, flags
+        assert OVERRIDE not in out.stdout and "when releasing" not in out.stdout, flags  # body and description
+    [result] = json.loads(recall("--json", "--depth", "full").stdout)["results"]
+    assert result["risk"] and "body" not in result and "description" not in result
+    assert recall("--unscreened").returncode == 2  # no terminal here
+
+
 def test_memlane_show_unscreened_prints_the_note_for_a_person_at_a_terminal(tmp_path):
     import os
     import pty

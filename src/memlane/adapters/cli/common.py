@@ -21,6 +21,11 @@ from ..progress import ProgressBar
 if TYPE_CHECKING:  # the library is imported when a command opens it: `memlane recall` through the daemon never does
     from ...memory import Memory
 
+#: what ``show`` and ``recall`` print instead of a note whose text reads as an instruction to the
+#: agent: an agent may run them (the hooks' menu names ``memlane show``), so it gets what the hooks give
+WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({risk}), so it is not printed; the "
+            "user can review it in the file itself or with `memlane lint`")
+
 
 def command(sub, name: str, *, help: str, description: str, examples: str, func, store: bool = True,  # noqa: A002
             domains: bool = False, json: bool = True) -> argparse.ArgumentParser:

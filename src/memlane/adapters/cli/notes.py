@@ -7,7 +7,7 @@ import sys
 
 from ...errors import UsageError
 from ...guards.exits import row_risk
-from .common import command, emit, open_memory
+from .common import WITHHELD, command, emit, open_memory
 
 
 def register(sub) -> None:
@@ -33,11 +33,6 @@ def register(sub) -> None:
                             "files are never changed or deleted.",
                 examples="examples:\n  memlane decay --dry-run\n  memlane decay")
     p.add_argument("--dry-run", action="store_true", help="show what would change and why, change nothing")
-
-
-#: what ``show`` prints instead of a note whose text reads as an instruction to the agent
-WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({risk}), so it is not printed; the "
-            "user can review it in the file itself or with `memlane lint`")
 
 
 def cmd_show(args) -> int:

@@ -13,7 +13,7 @@ from ...config import Depth, Fusion
 from ...errors import UsageError
 from ..agents import DEFAULT, NAMES
 from ..progress import ProgressBar
-from .common import (command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
+from .common import (WITHHELD, command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
                      result_count, store_args)
 
 if TYPE_CHECKING:
@@ -46,6 +46,9 @@ def register(sub) -> None:
     p.add_argument("--divergent", action="store_true",
                    help="add remote associates from other parts of the link graph (for ideation)")
     p.add_argument("--session", help="the agent session id, recorded in the hit-log")
+    p.add_argument("--unscreened", action="store_true",
+                   help="show the text of a note that reads as an instruction to the agent too, for a person at a "
+                        "terminal (by default it is withheld, as the hooks and the MCP server withhold it)")
     p.add_argument("--wait", action="store_true",
                    help="embed whatever is new first, with progress, however long it takes (by default a recall "
                         "never waits: it answers by keyword while new notes are embedded in the background)")
@@ -75,8 +78,11 @@ def cmd_recall(args) -> int:
         raise UsageError("recall needs a prompt (or '-' to read it from stdin)")
     if args.domains or args.docs or args.transcripts or args.code:
         return _recall_domains(args, prompt)
+    if args.unscreened and not sys.stdin.isatty():  # an agent's shell has no terminal; a person has one
+        raise UsageError("--unscreened is for a person at a terminal (this command's input is not one)")
     request = {"prompt": prompt, "k": args.k, "depth": args.depth, "explain": args.explain, "fusion": args.fusion,
-               "deep": args.deep, "divergent": args.divergent, "session": args.session, "json": args.json}
+               "deep": args.deep, "divergent": args.divergent, "session": args.session, "json": args.json,
+               "unscreened": args.unscreened}
     wait = args.wait or args.demo  # the demo is there to show recall by meaning: it embeds its 50 notes first
     if not wait and _through_daemon(args, request):
         return 0
@@ -105,8 +111,29 @@ def recall_answer(memory: "Memory", request: dict) -> tuple[str, str]:
                             fusion=request["fusion"], include_archived=request["deep"],
                             divergent=request["divergent"], refresh=False, session=request["session"])
     err = f"memlane: {memory.embedder_notice}\n" if memory.embedder_notice else ""
-    return rendered(request["json"], {"prompt": request["prompt"], "results": [r.as_dict() for r in results]},
-                    format_results(results, depth, request["explain"])), err
+    risks = {} if request.get("unscreened") or depth is Depth.IDS else _risks(results)
+    data = [_withheld(r.as_dict(), risks.get(n)) for n, r in enumerate(results)]
+    return rendered(request["json"], {"prompt": request["prompt"], "results": data},
+                    format_results(results, depth, request["explain"], risks)), err
+
+
+def _risks(results) -> dict[int, str]:
+    """By position, why a result reads as an instruction to the agent (what the hooks never inject)."""
+    from ...guards.exits import unit_risk
+
+    found = {n: unit_risk(r.name, Path(r.path).name, r.title, r.hook, r.description, r.body)
+             for n, r in enumerate(results)}
+    return {n: risk for n, risk in found.items() if risk}
+
+
+def _withheld(data: dict, risk: str | None) -> dict:
+    """A result's data without its text when it reads as an instruction to the agent (an agent may
+    run this command too: it gets what the hooks and the MCP server give)."""
+    if not risk:
+        return data
+    for field in ("title", "hook", "preview", "description", "body", "recall", "paths"):
+        data.pop(field, None)
+    return data | {"risk": risk, "withheld": WITHHELD.format(risk=risk)}
 
 
 def _daemon_for(args) -> tuple[str, str, list[str]]:
@@ -149,12 +176,18 @@ def _embed_in_background(args) -> None:
     start_daemon(key, project_root(None), stores, args.embedder, args.index)
 
 
-def format_results(results, depth: Depth, explain: bool) -> str:
+def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] | None = None) -> str:
     if not results:
         return "(nothing relevant)"
     lines = []
-    for r in results:
+    for n, r in enumerate(results):
         tag = "" if r.reached.startswith("seed") else f"  <- {r.reached}"
+        if (risk := (risks or {}).get(n)) and depth is not Depth.IDS:
+            lines += [f"{r.rank}. {r.name}  ({r.type or '-'}, {r.scope})  [{r.score:.3f}]{tag}",
+                      f"   ({WITHHELD.format(risk=risk)})", f"   {r.path}"]
+            if explain and r.explain is not None:
+                lines += _explain_lines(r.explain)
+            continue
         if depth is Depth.IDS:
             lines.append(f"{r.rank}. {r.name}  [{r.score:.3f}]  {r.path}{tag}")
         elif depth is Depth.INDEX:
