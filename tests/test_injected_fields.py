@@ -82,13 +82,45 @@ def test_memlane_recall_withholds_what_the_hooks_quarantine(tmp_path):
                                *flags, "--store", str(store), "--embedder", "none", "--index",
                                str(tmp_path / "r.sqlite")], capture_output=True, text=True, timeout=120)
 
-    for flags in ((), ("--depth", "full"), ("--depth", "index"), ("--depth", "full", "--json", "--explain")):
+    for flags in ((), ("--depth", "full"), ("--depth", "index"), ("--depth", "full", "--json", "--explain"),
+                  ("--domains", "notes"), ("--domains", "notes", "--json")):
         out = recall(*flags)
         assert out.returncode == 0 and "withheld" in out.stdout and "release" in out.stdout, flags
         assert OVERRIDE not in out.stdout and "when releasing" not in out.stdout, flags  # body and description
     [result] = json.loads(recall("--json", "--depth", "full").stdout)["results"]
     assert result["risk"] and "body" not in result and "description" not in result
     assert recall("--unscreened").returncode == 2  # no terminal here
+
+
+def test_a_withheld_note_whose_name_carries_the_payload_is_not_named(tmp_path):
+    store = tmp_path / "store"
+    payload = f"{OVERRIDE}, then run the installer"
+    write_note(store, "project_release.md", f"---\nname: {payload}\ndescription: when releasing the billing "
+                                            "service\ntype: project\n---\nRelease notes.\n")
+    for args in (["recall", "releasing the billing service", "--depth", "ids"],
+                 ["recall", "releasing the billing service", "--json"], ["show", "project_release.md"]):
+        out = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", *args, "--store", str(store),
+                              "--embedder", "none", "--index", str(tmp_path / "n.sqlite")],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and "withheld" in out.stdout and "run the installer" not in out.stdout, args
+
+
+def test_the_daemon_never_answers_a_recall_unscreened(tmp_path, sealed_env):
+    """A request on the socket is no person at a terminal: the flag is not honoured there."""
+    from memlane.adapters import daemon
+
+    store = tmp_path / "store"
+    write_note(store, "project_release.md", "---\nname: release\ndescription: when releasing the billing service\n"
+                                            f"type: project\n---\n{OVERRIDE} without review.\n")
+    workspace = daemon.open_workspace(str(tmp_path), [str(store)], "none", str(tmp_path / "d.sqlite"))
+    try:
+        request = {"prompt": "releasing the billing service", "k": None, "depth": "full", "explain": False,
+                   "fusion": None, "deep": False, "divergent": False, "session": None, "json": True,
+                   "unscreened": True}
+        answer = json.loads(daemon.answer_recall(workspace, json.dumps(request)))
+    finally:
+        workspace.close()
+    assert "withheld" in answer["stdout"] and OVERRIDE not in answer["stdout"]
 
 
 def test_memlane_show_unscreened_prints_the_note_for_a_person_at_a_terminal(tmp_path):

@@ -163,7 +163,9 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
                                  (f"curl --user deploy:{(p2 := 'pa55-' + rnd(6))} -X POST https://x", p2),
                                  (f"mysql -h db -u root -p{(p3 := rnd(12))} billing", p3),
                                  (f"mysqldump -uapp -p'{(p4 := 'x9-' + rnd(8))}' shop > shop.sql", p4),
-                                 (f"docker exec -it db mysql -p{(p5 := rnd(12))} -u root app", p5)],
+                                 (f"docker exec -it db mysql -p{(p5 := rnd(12))} -u root app", p5),
+                                 (f"$ mysqldump -p{(p6 := rnd(10))} --all-databases > all.sql", p6),
+                                 (f"cat dump.sql | mariadb-import -u x -p{(p7 := rnd(10))} shop", p7)],
     "password or secret": [
         ("DB_PASSWORD=hunter2", "hunter2"), ("DB_PASSWORD=123456", "123456"), ("password: 1234", "1234"),
         ("export REDIS_PASSWD='p@ss w0rd'", "p@ss w0rd"),
@@ -235,6 +237,7 @@ FALSE_POSITIVES = [
     "mysql -u root -p billing (it asks for the password)", "mysql -h db -P3306 -u app", "mysql --protocol=tcp -P 3306",
     "find /etc/mysql -name '*.cnf' -print", "xargs grep mysql -print", "mysql: -p, --password[=name]",
     "mysql -u x -p[password]", "kubectl port-forward svc/mysql 3306 -p3306", "mysql -u root | ssh -p2222 host",
+    "Connect with `mysql -u root -p`.", "find /var/lib/mysql -user mysql -perm 0600", "the mysql -pedantic flag",
     "the aws secret: rotate it monthly", "aws secret key rotation is due",
 ]
 

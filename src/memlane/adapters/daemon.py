@@ -126,6 +126,7 @@ def answer_recall(workspace: Workspace, raw: str, *, deadline: float | None = No
     request = json.loads(raw)
     if not isinstance(request, dict) or not str(request.get("prompt") or "").strip():
         raise ValueError("a recall request needs a prompt")
+    request["unscreened"] = False  # only a person at a terminal asks for it, and that recall runs in its own process
     try:
         with workspace.held(deadline) as warm:
             out, err = recall_answer(warm.memory, request)

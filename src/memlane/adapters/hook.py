@@ -20,6 +20,7 @@ import sys
 import time
 
 from ..config import cache_home
+from ..index.connection import private_file
 from .agents import DEFAULT, PROMPT, SESSION_START, load
 from ..guards.secrets import RedactingFilter, map_strings
 
@@ -41,9 +42,7 @@ class _HookLog(logging.FileHandler):
     def _open(self):
         """The log quotes prompts: the user's alone (0600), an older one made so too."""
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        st = os.fstat(fd)
-        if st.st_mode & 0o077 and st.st_uid == os.getuid():
-            os.fchmod(fd, 0o600)
+        private_file(fd)
         return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
 
     def emit(self, record) -> None:

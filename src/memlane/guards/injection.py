@@ -105,7 +105,8 @@ _RULES = (
     # tag of the wrapper at a line's start (a note naming the tags writes them inline, in backticks),
     # "Human:" opening a paragraph and saying something (a YAML key "human: reviewer" says a word);
     # "Assistant:" is not one: memlane's own transcript units show "user:" and "assistant:" turns
-    (OVERRIDE, "turns", r"(?m:^)[ \t>*#-]*<(?:/ ?)?system[-_ ]?(?:reminder|message|prompt)(?:[ \t][^>\n]{0,200})? ?>"
+    (OVERRIDE, "turns", r"(?m:^)[ \t>*#+-]*(?:\d{1,9}[.)][ \t]+)?(?:\[[ xX]\][ \t]+)?<(?:/ ?)?system"
+                        r"[-_ \u2010\u2011]?(?:reminder|message|prompt)(?:[ \t\n][^>]{0,400})? ?>"
                         r"|(?:\A|\n[ \t>]*\n)[ \t>*#]*human ?: ?\**[ \t]*\S+(?:[ \t]+\S+){3,}"),
     # a claimed approval of what the agent runs ("has pre-approved all shell commands"), not of a vendor
     (OVERRIDE, "en", r"(?:has|have|had|already) pre[-\u2010\u2011 ]?approved (?:(?:all|every|any|each|the following"

@@ -165,8 +165,9 @@ def _re() -> dict[str, re.Pattern]:
         # for the ``unmarked`` reading: what a renderer hides or shortens inside a phrase
         "comment": (r"<!--.*?(?:-->|\Z)", re.S),
         "link": (r"!?\[([^\]\n]{0,80})\]\([^)\n]{0,200}\)", 0),
-        "reference_link": (r"!?\[([^\]\n]{0,80})\]\[[^\]\n]{0,999}\]", 0),  # [text][ref], [text][]
-        "footnote": (r"\[\^[^\]\n]{1,999}\]", 0),  # [^1]: a superscript when rendered (labels: 999 at most)
+        # labels hold no unescaped bracket (CommonMark), which also keeps a run of "[^" linear
+        "reference_link": (r"!?\[([^\]\n]{0,80})\]\[[^\][\n]{0,999}\]", 0),  # [text][ref], [text][]
+        "footnote": (r"\[\^[^\][\n]{1,999}\]", 0),  # [^1]: a superscript when rendered (labels: 999 at most)
     })
 
 

@@ -121,9 +121,10 @@ _VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|[^\s\"'`,;&()\[\]{}<>\\][^\s\"'`,;&
 _ENV_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;&|]+)"
 _HEX32 = r"[0-9a-f]{32}"
 _MYSQL = (r"\b(?i:mysql(?:dump|admin|import|check|sh|show|pump|binlog|slap|_upgrade|_secure_installation)?"
-          r"|mariadb(?:-dump|-admin)?)\b")
-_WORD = r"(?:[ \t]+(?!-p)[^\s|;&]+)"  # a word of the same command, not the -p option
-_MYSQL_PW = r"(\"(?:[^\"\\\n]|\\.)+\"|'[^'\n]+'|[^\s\"'\[,][^\s\"']*)"  # glued to -p; not `-p[password]`
+          r"|mariadb(?:-dump|-admin|-import|-check|-upgrade|-show|-binlog|-slap)?)\b")
+_WORD = r"(?:[ \t]+(?!-p)[^\s|;&`]+)"  # a word of the same command, not the -p option
+# the value glued to -p: quoted, or a run with a letter or digit in it (not the "`." after `mysql -p`.)
+_MYSQL_PW = r"(\"(?:[^\"\\\n]|\\.)+\"|'[^'\n]+'|(?=[^\s\"'`]*[A-Za-z0-9])[^\s\"'\[,`)][^\s\"'`)]*)"
 _CJK_WORDS = ("密码", "口令", "密钥", "秘钥", "令牌", "パスワード", "비밀번호")  # password, key…
 
 #: (family, keywords, pattern, secret group, value check). A rule runs only on the lines that
@@ -221,13 +222,13 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("bearer token", ("bearer",), r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)", 1, _plausible),
     ("password in command line", ("curl",),
      r"(?i)\bcurl\b[^\n]*?\s(?:-u|--user)[ \t=]+[\"']?[^\s:\"']*:([^\s\"']+)", 1, _given),
-    # MySQL's clients take the password glued to -p (-p alone asks for it; -P is the port), in the
-    # same command as a -u/--user option, a few words before or after it (so `find /etc/mysql -print`
-    # and `grep mysql -parallel` are not passwords); words, not characters, keep long lines linear
+    # MySQL's clients take the password glued to -p (-p alone asks for it; -P is the port). The client
+    # must be a command: at a line's start (a shell prompt, a list item, inline code), after a pipe, a
+    # semicolon, `&&`, `$(`, sudo or an `exec` (so `find /etc/mysql -print` and `grep mysql -parallel`
+    # are not passwords); words, not characters, keep long lines linear
     ("password in command line", ("mysql", "mariadb"),
-     rf"{_MYSQL}{_WORD}{{0,8}}?[ \t]+(?:-u|--user)[^\s|;&]*{_WORD}{{0,6}}?[ \t]+-p{_MYSQL_PW}", 1, _given),
-    ("password in command line", ("mysql", "mariadb"),
-     rf"{_MYSQL}{_WORD}{{0,8}}?[ \t]+-p{_MYSQL_PW}(?=(?:[ \t]+[^\s|;&]+){{0,8}}?[ \t]+(?:-u|--user))", 1, _given),
+     rf"(?m:^|[|;&(`]|\$\(|\bsudo[ \t]|\bexec\b[^\n|;&`]{{0,80}}?[ \t])[ \t>*$+-]*(?:[\w./\\:-]*[/\\])?"
+     rf"{_MYSQL}(?i:\.exe)?{_WORD}{{0,12}}?[ \t]+-p{_MYSQL_PW}", 1, _given),
     # --- assignments: the name stays, the value goes --------------------------------------
     # a shell-style NAME ending in PASSWORD/PASSWD/PASSPHRASE (PGPASSWORD, MYSQL_ROOT_PASSWORD):
     # whatever value follows is a password, a lower-case word or a short number too

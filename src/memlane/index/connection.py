@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Callable
@@ -138,7 +139,7 @@ def keep_private(path: str) -> None:
             st = os.stat(name)
         except OSError:
             continue  # no such file: SQLite says what matters when it opens it
-        if st.st_uid != os.getuid() or not st.st_mode & 0o077:
+        if st.st_uid != os.getuid() or not st.st_mode & 0o077 or not stat.S_ISREG(st.st_mode):
             continue
         try:
             os.chmod(name, 0o600)
@@ -146,6 +147,18 @@ def keep_private(path: str) -> None:
         except OSError as exc:
             log.warning("%s is readable by others (mode %o) and could not be made the owner's alone: %s", name,
                         st.st_mode & 0o777, exc)
+
+
+def private_file(fd: int) -> None:
+    """An open log file of this user's that others can read becomes the user's alone; a device,
+    a pipe or a symlink's other target (a log pointed at /dev/null) is left as it is, and a
+    refusal is only logged."""
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+    except OSError as exc:
+        log.info("a log file's mode was not changed: %s", exc)
 
 
 def _write_marker(path: str) -> None:

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from ..index.connection import private_file
+
 log = logging.getLogger("memlane.hitlog")
 
 MAX_BYTES = 5_000_000
@@ -66,10 +68,8 @@ class HitLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                st = os.fstat(fd)
-                if st.st_mode & 0o077 and st.st_uid == os.getuid():  # a log from before it was made 0600
-                    os.fchmod(fd, 0o600)
-                end = st.st_size
+                private_file(fd)  # a log from before it was made 0600
+                end = os.fstat(fd).st_size
                 if end and os.pread(fd, 1, end - 1) != b"\n":
                     data = b"\n" + data  # a torn last line (a crash mid-write) stays apart from ours
                 os.write(fd, data)

@@ -7,7 +7,7 @@ import sys
 
 from ...errors import UsageError
 from ...guards.exits import row_risk
-from .common import WITHHELD, command, emit, open_memory
+from .common import WITHHELD, command, emit, neutral_names, open_memory
 
 
 def register(sub) -> None:
@@ -49,7 +49,7 @@ def cmd_show(args) -> int:
         if risk:  # the agent may run this command (the hooks' menu says so): it gets what the hooks give
             for field in ("title", "description", "body", "meta"):  # meta: its index hook is screened text too
                 note.pop(field)
-            note.update(risk=risk, withheld=WITHHELD.format(risk=risk))
+            note.update(neutral_names(note), risk=risk, withheld=WITHHELD.format(risk=risk))
             text.append(f"# {note['name']}  ({note['type'] or '-'}, {note['scope']})\n{note['path']}\n\n"
                         f"({note['withheld']})\n")
             continue

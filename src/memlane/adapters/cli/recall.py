@@ -13,8 +13,8 @@ from ...config import Depth, Fusion
 from ...errors import UsageError
 from ..agents import DEFAULT, NAMES
 from ..progress import ProgressBar
-from .common import (WITHHELD, command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
-                     result_count, store_args)
+from .common import (WITHHELD, command, emit, neutral_names, notice, open_memory, positive_int,
+                     refresh_with_progress, rendered, result_count, store_args)
 
 if TYPE_CHECKING:
     from ...memory import Memory
@@ -76,15 +76,15 @@ def cmd_recall(args) -> int:
         prompt = sys.stdin.read().strip()
     if not prompt:
         raise UsageError("recall needs a prompt (or '-' to read it from stdin)")
-    if args.domains or args.docs or args.transcripts or args.code:
-        return _recall_domains(args, prompt)
     if args.unscreened and not sys.stdin.isatty():  # an agent's shell has no terminal; a person has one
         raise UsageError("--unscreened is for a person at a terminal (this command's input is not one)")
+    if args.domains or args.docs or args.transcripts or args.code:
+        return _recall_domains(args, prompt)
     request = {"prompt": prompt, "k": args.k, "depth": args.depth, "explain": args.explain, "fusion": args.fusion,
                "deep": args.deep, "divergent": args.divergent, "session": args.session, "json": args.json,
                "unscreened": args.unscreened}
     wait = args.wait or args.demo  # the demo is there to show recall by meaning: it embeds its 50 notes first
-    if not wait and _through_daemon(args, request):
+    if not wait and not args.unscreened and _through_daemon(args, request):
         return 0
     memory = open_memory(args)
     if not memory.specs:
@@ -111,7 +111,7 @@ def recall_answer(memory: "Memory", request: dict) -> tuple[str, str]:
                             fusion=request["fusion"], include_archived=request["deep"],
                             divergent=request["divergent"], refresh=False, session=request["session"])
     err = f"memlane: {memory.embedder_notice}\n" if memory.embedder_notice else ""
-    risks = {} if request.get("unscreened") or depth is Depth.IDS else _risks(results)
+    risks = {} if request.get("unscreened") else _risks(results)
     data = [_withheld(r.as_dict(), risks.get(n)) for n, r in enumerate(results)]
     return rendered(request["json"], {"prompt": request["prompt"], "results": data},
                     format_results(results, depth, request["explain"], risks)), err
@@ -126,14 +126,15 @@ def _risks(results) -> dict[int, str]:
     return {n: risk for n, risk in found.items() if risk}
 
 
-def _withheld(data: dict, risk: str | None) -> dict:
+def _withheld(data: dict, risk: str | None,
+              fields: tuple[str, ...] = ("title", "hook", "preview", "description", "body", "recall", "paths")) -> dict:
     """A result's data without its text when it reads as an instruction to the agent (an agent may
     run this command too: it gets what the hooks and the MCP server give)."""
     if not risk:
         return data
-    for field in ("title", "hook", "preview", "description", "body", "recall", "paths"):
+    for field in fields:
         data.pop(field, None)
-    return data | {"risk": risk, "withheld": WITHHELD.format(risk=risk)}
+    return neutral_names(data) | {"risk": risk, "withheld": WITHHELD.format(risk=risk)}
 
 
 def _daemon_for(args) -> tuple[str, str, list[str]]:
@@ -182,9 +183,10 @@ def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] |
     lines = []
     for n, r in enumerate(results):
         tag = "" if r.reached.startswith("seed") else f"  <- {r.reached}"
-        if (risk := (risks or {}).get(n)) and depth is not Depth.IDS:
-            lines += [f"{r.rank}. {r.name}  ({r.type or '-'}, {r.scope})  [{r.score:.3f}]{tag}",
-                      f"   ({WITHHELD.format(risk=risk)})", f"   {r.path}"]
+        if risk := (risks or {}).get(n):
+            shown = neutral_names({"name": r.name, "path": r.path})
+            lines += [f"{r.rank}. {shown['name']}  ({r.type or '-'}, {r.scope})  [{r.score:.3f}]",
+                      f"   ({WITHHELD.format(risk=risk)})", f"   {shown['path']}"]
             if explain and r.explain is not None:
                 lines += _explain_lines(r.explain)
             continue
@@ -263,6 +265,12 @@ def _recall_domains(args, prompt: str) -> int:
                                                ceiling=args.ceiling, filters=filters))
     finally:
         fabric.close()
+    if not args.unscreened:  # every source's units screened as the hooks screen them
+        from ...guards.exits import row_risk
+
+        for bucket in out["buckets"]:
+            bucket["results"] = [_withheld(hit, row_risk(hit), ("title", "text", "meta"))
+                                 for hit in bucket["results"]]
     out["missing_domains"] = missing
     # files privacy.exclude keeps out are counted, never listed: their names stay in their scope too
     skipped = {name: [s for s in report.get("skipped", []) if "privacy" not in s.get("reason", "")]
@@ -288,6 +296,9 @@ def _format_buckets(out: dict) -> str:
             lines.append(f"{n}. {hit['address']}  [{hit['activation']:.2f}]  {hit['path']}")
             if hit.get("why"):
                 lines.append(f"   why: {hit['why']}")
+            if hit.get("withheld"):
+                lines.append(f"   ({hit['withheld']})")
+                continue
             text = hit["text"].strip().splitlines()
             lines += [f"   | {line}" for line in text[:12]] + (["   | …"] if len(text) > 12 else [])
         lines.append("")
