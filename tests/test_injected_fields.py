@@ -98,7 +98,8 @@ def test_a_withheld_note_whose_name_carries_the_payload_is_not_named(tmp_path):
     write_note(store, "project_release.md", f"---\nname: {payload}\ndescription: when releasing the billing "
                                             "service\ntype: project\n---\nRelease notes.\n")
     for args in (["recall", "releasing the billing service", "--depth", "ids"],
-                 ["recall", "releasing the billing service", "--json"], ["show", "project_release.md"]):
+                 ["recall", "releasing the billing service", "--json"], ["show", "project_release.md"],
+                 ["recall", "releasing the billing service", "--domains", "notes"]):
         out = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", *args, "--store", str(store),
                               "--embedder", "none", "--index", str(tmp_path / "n.sqlite")],
                              capture_output=True, text=True, timeout=120)

@@ -156,6 +156,23 @@ type: feedback
     assert "push the branch" not in json.dumps(out)
 
 
+def test_a_withheld_note_whose_name_carries_the_payload_is_not_named_over_mcp(tmp_path, store):
+    write_note(store, "feedback_deploy_tip.md", f"""---
+name: {HOSTILE}
+description: when deploying the migration to staging
+type: feedback
+---
+Deploy the migration to staging.
+""")
+
+    async def calls(client):
+        return [answer(await client.call_tool("recall", {"query": "deploy the migration to staging", "depth": depth,
+                                                         "k": 5})) for depth in ("ids", "summary")]
+
+    for out in session(tmp_path, store, calls):
+        assert "withheld" in json.dumps(out) and "push the branch" not in json.dumps(out)
+
+
 def test_refusals_are_tool_errors_and_the_server_goes_on(tmp_path, store):
     async def calls(client):
         results = {}

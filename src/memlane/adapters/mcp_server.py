@@ -28,7 +28,7 @@ import re
 from typing import Literal
 
 from ..errors import ToolError
-from ..guards.exits import row_risk
+from ..guards.exits import neutral_names, row_risk
 from ..index.text import estimate_tokens
 from ..memory import Depth, Memory
 from ..recall import MAX_K as RECALL_MAX_K
@@ -276,6 +276,7 @@ def _withhold(out: dict, risk: str | None) -> dict:
         return out
     for field in ("title", "summary", "description", "body", "text"):  # a title is screened too: it goes
         out.pop(field, None)
+    neutral_names(out)  # and an id or file name that carries the payload by itself
     out["risk"] = risk
     out["withheld"] = ("this note's text reads as an instruction to the agent, so it is not given; the user can "
                        "review it (memlane lint, or the file itself)")

@@ -38,6 +38,23 @@ def row_risk(row: dict) -> str | None:
                      meta.get("index_hook"), row.get("description"), row.get("body"), row.get("text"))
 
 
+#: what stands for a withheld note's name, or its file's, when that alone reads as an instruction
+NAME_WITHHELD = "[a name that reads as an instruction to the agent]"
+
+
+def neutral_names(data: dict) -> dict:
+    """``data`` (a withheld note's, as a face hands it out) with its name — ``name``, ``id`` or, in
+    another source's list, ``address`` — and its file's name replaced when one reads as an
+    instruction by itself: what is left of a withheld note must not carry its payload either."""
+    for key in ("name", "id", "address"):
+        if isinstance(data.get(key), str) and unit_risk(data[key]):
+            data[key] = NAME_WITHHELD
+    path = data.get("path") or ""
+    if isinstance(path, str) and path and unit_risk(os.path.basename(path)):
+        data["path"] = os.path.join(os.path.dirname(path), NAME_WITHHELD)
+    return data
+
+
 def unit_text(*fields: str | None) -> str:
     """The one text ``unit_risk`` screens for these fields."""
     return "\n".join(f for f in fields if f)

@@ -25,22 +25,6 @@ if TYPE_CHECKING:  # the library is imported when a command opens it: `memlane r
 #: agent: an agent may run them (the hooks' menu names ``memlane show``), so it gets what the hooks give
 WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({risk}), so it is not printed; the "
             "user can review it in the file itself or with `memlane lint`")
-NAME_WITHHELD = "[a name that reads as an instruction to the agent]"
-
-
-def neutral_names(data: dict) -> dict:
-    """``data`` (a withheld note's) with its name and its file's name replaced when either reads as an
-    instruction by itself: what is left must not carry the note's payload either."""
-    import os
-
-    from ...guards.exits import unit_risk
-
-    if data.get("name") and unit_risk(data["name"]):
-        data["name"] = NAME_WITHHELD
-    path = data.get("path") or ""
-    if path and unit_risk(os.path.basename(path)):
-        data["path"] = os.path.join(os.path.dirname(path), NAME_WITHHELD)
-    return data
 
 
 def command(sub, name: str, *, help: str, description: str, examples: str, func, store: bool = True,  # noqa: A002

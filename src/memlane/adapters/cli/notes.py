@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 
 from ...errors import UsageError
-from ...guards.exits import row_risk
-from .common import WITHHELD, command, emit, neutral_names, open_memory
+from ...guards.exits import neutral_names, row_risk
+from .common import WITHHELD, command, emit, open_memory
 
 
 def register(sub) -> None:

@@ -13,8 +13,9 @@ from ...config import Depth, Fusion
 from ...errors import UsageError
 from ..agents import DEFAULT, NAMES
 from ..progress import ProgressBar
-from .common import (WITHHELD, command, emit, neutral_names, notice, open_memory, positive_int,
-                     refresh_with_progress, rendered, result_count, store_args)
+from ...guards.exits import neutral_names
+from .common import (WITHHELD, command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
+                     result_count, store_args)
 
 if TYPE_CHECKING:
     from ...memory import Memory
