@@ -24,7 +24,7 @@ from .index.refresh import Refresher, RefreshReport
 from .lifecycle import HitLog
 from .lifecycle.usage import Usage, unit_states
 from .recall import (MAX_K, RecallPlan, excluded_units, log_recall, meaning_judges, recalled_units, run_recall,
-                     words_alone)
+                     selectable, words_alone)
 from .retrieve.recalled import Recalled
 from .store import StoreSpec, claude_memory_dir, discover_claude_memory, encode_project_path, git_root, scope_rank
 
@@ -276,12 +276,12 @@ class Memory:
         if n <= 0:
             return []
         known = {r.path for r in after}
-        last = self._last_ranking
-        if self.team is None and last is not None and last[0] == (prompt, self.index.generation):
+        ranking = self._ranking_at_hand(prompt)
+        if ranking is not None:
             # the prompt's own recall just ranked them: the next of its ranking, not a second search
             private = self.index.private_units()  # as the index holds it now, whatever the ranking saw
             hybrid = meaning_judges(prompt, self.config.retrieve.fusion)
-            hits = [h for h in last[1] if h.state != "archived" and h.unit_id not in private
+            hits = [h for h in ranking if h.state != "archived" and h.unit_id not in private
                     and not (hybrid and words_alone(h))][: len(known) + 2 * n]
             # states as they are now: the lifecycle may have archived one since (it moves no generation)
             states = unit_states(self.index, [h.unit_id for h in hits])
@@ -300,12 +300,19 @@ class Memory:
         same prompt, the index unchanged, no team scope) and holds no archived note at or above
         the relevance threshold that selection would take (not found by words alone): a deep
         recall ranks the same candidates, and only archived ones are admitted that were not before."""
+        ranking = self._ranking_at_hand(prompt)
+        if ranking is None:
+            return True
+        floor, hybrid = self.config.retrieve.min_score, meaning_judges(prompt, self.config.retrieve.fusion)
+        return any(h.state == "archived" and selectable(h, floor, hybrid) for h in ranking)
+
+    def _ranking_at_hand(self, prompt: str) -> list | None:
+        """The agent's last recall's whole ranking, when it was of ``prompt`` on the index as it is
+        now and no team scope joined it; else None (``recall`` keeps it)."""
         last = self._last_ranking
         if self.team is not None or last is None or last[0] != (prompt, self.index.generation):
-            return True
-        floor = self.config.retrieve.min_score
-        hybrid = meaning_judges(prompt, self.config.retrieve.fusion)
-        return any(h.state == "archived" and h.relevance >= floor and not (hybrid and words_alone(h)) for h in last[1])
+            return None
+        return last[1]
 
     # -- recall ---------------------------------------------------------------------
     def recall(self, prompt: str, *, k: int | None = None, depth: Depth | str = Depth.SUMMARY,

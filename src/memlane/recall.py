@@ -104,7 +104,7 @@ def run_recall(index: Index, prompt: str, config: Config, *, embedder: Embedder 
         hit.state = states.get(hit.unit_id, "active")
     eligible = [h for h in hits if plan.include_archived or h.state != "archived"]
     floor = rc.min_score if plan.min_score is None else plan.min_score
-    selected = [h for h in eligible if h.relevance >= floor and not (hybrid and words_alone(h))][:k]
+    selected = [h for h in eligible if selectable(h, floor, hybrid)][:k]
     if plan.constellations and ac.constellations and selected:
         selected = _with_constellations(index, selected, {h.unit_id: h for h in hits}, config,
                                         skip=exclude, include_archived=plan.include_archived)
@@ -126,6 +126,12 @@ def meaning_judges(prompt: str, fusion) -> bool:
     """Whether the meaning leg may call a note found by words alone unrelated (``words_alone``):
     hybrid fusion, and a prompt of at least ``WORDS_ALONE_MIN_TERMS`` content words."""
     return Fusion(fusion) is Fusion.HYBRID and len(query_terms(prompt)) >= WORDS_ALONE_MIN_TERMS
+
+
+def selectable(hit: Hit, floor: float, hybrid: bool) -> bool:
+    """Whether selection takes ``hit`` (archived or not aside): relevant enough, and not found by
+    words alone where the meaning leg judges (``hybrid``: ``meaning_judges``)."""
+    return hit.relevance >= floor and not (hybrid and words_alone(hit))
 
 
 def words_alone(hit: Hit) -> bool:

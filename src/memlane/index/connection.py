@@ -139,7 +139,7 @@ def keep_private(path: str) -> None:
             st = os.stat(name)
         except OSError:
             continue  # no such file: SQLite says what matters when it opens it
-        if st.st_uid != os.getuid() or not st.st_mode & 0o077 or not stat.S_ISREG(st.st_mode):
+        if not _others_may_read(st):
             continue
         try:
             os.chmod(name, 0o600)
@@ -154,11 +154,16 @@ def private_file(fd: int) -> None:
     a pipe or a symlink's other target (a log pointed at /dev/null) is left as it is, and a
     refusal is only logged."""
     try:
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077 and st.st_uid == os.getuid():
+        if _others_may_read(os.fstat(fd)):
             os.fchmod(fd, 0o600)
     except OSError as exc:
         log.info("a log file's mode was not changed: %s", exc)
+
+
+def _others_may_read(st: os.stat_result) -> bool:
+    """A regular file of this user's with any permission for others (never a device, a pipe, or
+    another user's file)."""
+    return stat.S_ISREG(st.st_mode) and bool(st.st_mode & 0o077) and st.st_uid == os.getuid()
 
 
 def _write_marker(path: str) -> None:

@@ -27,6 +27,18 @@ WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({r
             "user can review it in the file itself or with `memlane lint`")
 
 
+def withhold(data: dict, risk: str | None, fields: tuple[str, ...]) -> dict:
+    """``data`` without ``fields`` (its text) when ``risk`` says it reads as an instruction to the
+    agent, its names neutral where they carry that themselves, and the reason."""
+    if not risk:
+        return data
+    from ...guards.exits import neutral_names  # here: the CLI's start-up (the daemon client's too) stays light
+
+    for field in fields:
+        data.pop(field, None)
+    return neutral_names(data) | {"risk": risk, "withheld": WITHHELD.format(risk=risk)}
+
+
 def command(sub, name: str, *, help: str, description: str, examples: str, func, store: bool = True,  # noqa: A002
             domains: bool = False, json: bool = True) -> argparse.ArgumentParser:
     """Register the command ``name``: its one-line ``help`` for the command list, the

@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 
 from ...errors import UsageError
-from ...guards.exits import neutral_names, row_risk
-from .common import WITHHELD, command, emit, open_memory
+from .common import command, emit, open_memory, withhold
 
 
 def register(sub) -> None:
@@ -39,17 +38,19 @@ def cmd_show(args) -> int:
     if args.unscreened and not sys.stdin.isatty():  # an agent's shell has no terminal; a person has one
         raise UsageError("--unscreened is for a person at a terminal (this command's input is not one); "
                          "the note's file itself is always there to read")
+    from ...guards.exits import row_risk
+
     memory = open_memory(args)
     found = memory.show(args.name)
     if not found:
         raise UsageError(f"no note named {args.name!r} (try: memlane recall {args.name!r})")
     text = []
-    for note in found:
-        risk = None if args.unscreened else row_risk(note)
-        if risk:  # the agent may run this command (the hooks' menu says so): it gets what the hooks give
-            for field in ("title", "description", "body", "meta"):  # meta: its index hook is screened text too
-                note.pop(field)
-            note.update(neutral_names(note), risk=risk, withheld=WITHHELD.format(risk=risk))
+    for n, note in enumerate(found):
+        # the agent may run this command (the hooks' menu says so): it gets what the hooks give; meta goes
+        # too, its index hook is screened text
+        note = found[n] = withhold(note, None if args.unscreened else row_risk(note),
+                                   ("title", "description", "body", "meta"))
+        if "withheld" in note:
             text.append(f"# {note['name']}  ({note['type'] or '-'}, {note['scope']})\n{note['path']}\n\n"
                         f"({note['withheld']})\n")
             continue

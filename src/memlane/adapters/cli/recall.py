@@ -13,9 +13,8 @@ from ...config import Depth, Fusion
 from ...errors import UsageError
 from ..agents import DEFAULT, NAMES
 from ..progress import ProgressBar
-from ...guards.exits import neutral_names
 from .common import (WITHHELD, command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
-                     result_count, store_args)
+                     result_count, store_args, withhold)
 
 if TYPE_CHECKING:
     from ...memory import Memory
@@ -113,7 +112,7 @@ def recall_answer(memory: "Memory", request: dict) -> tuple[str, str]:
                             divergent=request["divergent"], refresh=False, session=request["session"])
     err = f"memlane: {memory.embedder_notice}\n" if memory.embedder_notice else ""
     risks = {} if request.get("unscreened") else _risks(results)
-    data = [_withheld(r.as_dict(), risks.get(n)) for n, r in enumerate(results)]
+    data = [withhold(r.as_dict(), risks.get(n), _TEXT_FIELDS) for n, r in enumerate(results)]
     return rendered(request["json"], {"prompt": request["prompt"], "results": data},
                     format_results(results, depth, request["explain"], risks)), err
 
@@ -127,15 +126,8 @@ def _risks(results) -> dict[int, str]:
     return {n: risk for n, risk in found.items() if risk}
 
 
-def _withheld(data: dict, risk: str | None,
-              fields: tuple[str, ...] = ("title", "hook", "preview", "description", "body", "recall", "paths")) -> dict:
-    """A result's data without its text when it reads as an instruction to the agent (an agent may
-    run this command too: it gets what the hooks and the MCP server give)."""
-    if not risk:
-        return data
-    for field in fields:
-        data.pop(field, None)
-    return neutral_names(data) | {"risk": risk, "withheld": WITHHELD.format(risk=risk)}
+#: what a recalled note's data holds of its text
+_TEXT_FIELDS = ("title", "hook", "preview", "description", "body", "recall", "paths")
 
 
 def _daemon_for(args) -> tuple[str, str, list[str]]:
@@ -185,7 +177,7 @@ def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] |
     for n, r in enumerate(results):
         tag = "" if r.reached.startswith("seed") else f"  <- {r.reached}"
         if risk := (risks or {}).get(n):
-            shown = neutral_names({"name": r.name, "path": r.path})
+            shown = withhold({"name": r.name, "path": r.path}, risk, ())
             lines += [f"{r.rank}. {shown['name']}  ({r.type or '-'}, {r.scope})  [{r.score:.3f}]",
                       f"   ({WITHHELD.format(risk=risk)})", f"   {shown['path']}"]
             if explain and r.explain is not None:
@@ -270,8 +262,7 @@ def _recall_domains(args, prompt: str) -> int:
         from ...guards.exits import row_risk
 
         for bucket in out["buckets"]:
-            bucket["results"] = [_withheld(hit, row_risk(hit), ("title", "text", "meta"))
-                                 for hit in bucket["results"]]
+            bucket["results"] = [withhold(hit, row_risk(hit), ("title", "text", "meta")) for hit in bucket["results"]]
     out["missing_domains"] = missing
     # files privacy.exclude keeps out are counted, never listed: their names stay in their scope too
     skipped = {name: [s for s in report.get("skipped", []) if "privacy" not in s.get("reason", "")]
