@@ -47,6 +47,14 @@ def test_the_hook_clients_agent_lookup_imports_only_the_standard_library():
         {"json", "json.decoder", "json.scanner", "json.encoder"}, proc.stdout
 
 
+def test_the_hook_clients_agent_lookup_leaves_importlib_out():
+    # ~0.7 ms of every hook process: the client answers through a warm daemon in little more
+    code = ("import sys; from memlane.adapters.agents import load; load('claude'); "
+            "print(','.join(m for m in sys.modules if m.startswith(('importlib', 'warnings'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "", proc.stdout
+
+
 def test_every_exported_name_resolves():
     for name in memlane.__all__:
         assert getattr(memlane, name) is not None, name

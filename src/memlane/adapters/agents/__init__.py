@@ -3,8 +3,6 @@ one asked for."""
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from .base import PROMPT, SESSION_START, Agent
 
 #: every agent memlane has hooks for, in the order help lists them
@@ -16,7 +14,9 @@ def load(name: str) -> Agent:
     """The agent called ``name``; ``ValueError`` for one memlane does not know."""
     if name not in NAMES:
         raise ValueError(f"unknown agent {name!r}; memlane knows {', '.join(NAMES)}")
-    return import_module(f".{name}", __name__).AGENT
+    # __import__ rather than importlib.import_module: importlib (with warnings) is ~0.7 ms of
+    # every hook process, whose whole budget is a Python start-up
+    return getattr(__import__(f"{__name__}.{name}", fromlist=["AGENT"]), "AGENT")
 
 
 __all__ = ["Agent", "DEFAULT", "NAMES", "PROMPT", "SESSION_START", "load"]
