@@ -167,7 +167,8 @@ Deploy the migration to staging.
 
     async def calls(client):
         return [answer(await client.call_tool("recall", {"query": "deploy the migration to staging", "depth": depth,
-                                                         "k": 5})) for depth in ("ids", "summary")]
+                                                         "k": 5})) for depth in ("ids", "summary")] + [
+            (await client.read_resource("memory://project/feedback_deploy_tip")).contents[0].text]
 
     for out in session(tmp_path, store, calls):
         assert "withheld" in json.dumps(out) and "push the branch" not in json.dumps(out)

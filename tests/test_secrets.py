@@ -83,7 +83,8 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         (f'aws_secret_access_key: "{_AWS_SECRET[2]}"', _AWS_SECRET[2]),
         (f'{{"aws_secret_access_key": "{_AWS_SECRET[3]}", "region": "us-east-1"}}', _AWS_SECRET[3]),
         (f"[default]\naws_secret_access_key = '{_AWS_SECRET[4]}'", _AWS_SECRET[4]),
-        (f'"SecretAccessKey": "{_AWS_SECRET[5]}",', _AWS_SECRET[5])],
+        (f'"SecretAccessKey": "{_AWS_SECRET[5]}",', _AWS_SECRET[5]),
+        (f"aws configure set aws_secret_access_key {_AWS_SECRET[0]} --profile ci", _AWS_SECRET[0])],
     "GitHub token": [(f"export GH={t} && gh pr list", t) for t in
        [p + rnd(36) for p in ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")]
        + ["github_pat_" + rnd(22) + "_" + rnd(59)]],
@@ -165,7 +166,9 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
                                  (f"mysqldump -uapp -p'{(p4 := 'x9-' + rnd(8))}' shop > shop.sql", p4),
                                  (f"docker exec -it db mysql -p{(p5 := rnd(12))} -u root app", p5),
                                  (f"$ mysqldump -p{(p6 := rnd(10))} --all-databases > all.sql", p6),
-                                 (f"cat dump.sql | mariadb-import -u x -p{(p7 := rnd(10))} shop", p7)],
+                                 (f"cat dump.sql | mariadb-import -u x -p{(p7 := rnd(10))} shop", p7),
+                                 # an escaped quote inside the quoted password does not end it
+                                 (f'mysql -u root -p"{(p8 := "ab" + chr(92) + chr(34) + rnd(10))}" shop', p8)],
     "password or secret": [
         ("DB_PASSWORD=hunter2", "hunter2"), ("DB_PASSWORD=123456", "123456"), ("password: 1234", "1234"),
         ("export REDIS_PASSWD='p@ss w0rd'", "p@ss w0rd"),

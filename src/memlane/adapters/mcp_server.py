@@ -28,7 +28,7 @@ import re
 from typing import Literal
 
 from ..errors import ToolError
-from ..guards.exits import neutral_names, row_risk
+from ..guards.exits import WITHHELD, neutral_names, row_risk
 from ..index.text import estimate_tokens
 from ..memory import Depth, Memory
 from ..recall import MAX_K as RECALL_MAX_K
@@ -214,8 +214,8 @@ class Engine:
         [note] = [n for n in self.memory.show(row["name"], session="mcp") if n["path"] == row["path"]]
         risk = row_risk(note)
         if risk:
-            return (f"# {note['name']}\n\n(withheld: this note's text reads as an instruction to the agent — {risk}; "
-                    f"the user can review it)\n\n(source: {note['path']})\n")
+            shown = _withhold(dict(note), risk)
+            return f"# {shown['name']}\n\n({shown['withheld']})\n\n(source: {shown['path']})\n"
         return f"# {note['title'] or note['name']}\n\n{note['description']}\n\n{note['body']}\n\n(source: {note['path']})\n"
 
     def _row(self, note_id: str) -> dict:
@@ -278,8 +278,7 @@ def _withhold(out: dict, risk: str | None) -> dict:
         out.pop(field, None)
     neutral_names(out)  # and an id or file name that carries the payload by itself
     out["risk"] = risk
-    out["withheld"] = ("this note's text reads as an instruction to the agent, so it is not given; the user can "
-                       "review it (memlane lint, or the file itself)")
+    out["withheld"] = WITHHELD.format(risk=risk)
     return out
 
 

@@ -40,6 +40,10 @@ def row_risk(row: dict) -> str | None:
 
 #: what stands for a withheld note's name, or its file's, when that alone reads as an instruction
 NAME_WITHHELD = "[a name that reads as an instruction to the agent]"
+#: what every face (``show``, ``recall``, the MCP tools and resource) says instead of a note whose
+#: text reads as an instruction to the agent: an agent may call each, so each gives what the hooks give
+WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({risk}), so it is not shown; "
+            "the user can review it in the file itself or with `memlane lint`")
 
 
 def neutral_names(data: dict) -> dict:

@@ -138,7 +138,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("AWS access key id", ("akia", "asia", "abia", "acca", "a3t"),
      r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", 0, None),
     ("AWS secret access key", ("secret",),
-     r"(?i)(?:aws_?)?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1, None),
+     # "= KEY", ": KEY", or a space alone, as ``aws configure set aws_secret_access_key KEY`` writes it
+     r"(?i)(?:aws_?)?secret_?access_?key[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+     1, None),
     # "aws secret: …", "AWS secret key = …": forty characters of the key's alphabet after an AWS label
     ("AWS secret access key", ("aws",),
      r"(?i)\baws[ \t_-]*(?:[a-z]+[ \t_-]+)?secret(?:[ \t_-]*key)?[\"']?[ \t]*[:=][ \t]*[\"']?"
@@ -274,9 +276,19 @@ def _span(text: str, m: re.Match[str], group: int) -> tuple[int, int, bool]:
     start, end = m.span(group)
     if end - start >= 2 and text[start] in "\"'`":
         close = text.find(text[start], start + 1, end)
+        while close != -1 and _escaped(text, close):  # -p"ab\"cd": the value goes on past \"
+            close = text.find(text[start], close + 1, end)
         if close != -1:
             return start + 1, close, True
     return start, end, False
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether ``text[at]`` follows an odd run of backslashes."""
+    run = at
+    while run > 0 and text[run - 1] == "\\":
+        run -= 1
+    return (at - run) % 2 == 1
 
 
 def _lines_holding(text: str, low: str, keywords: tuple[str, ...]) -> list[tuple[int, int]]:

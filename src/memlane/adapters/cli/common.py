@@ -21,18 +21,12 @@ from ..progress import ProgressBar
 if TYPE_CHECKING:  # the library is imported when a command opens it: `memlane recall` through the daemon never does
     from ...memory import Memory
 
-#: what ``show`` and ``recall`` print instead of a note whose text reads as an instruction to the
-#: agent: an agent may run them (the hooks' menu names ``memlane show``), so it gets what the hooks give
-WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({risk}), so it is not printed; the "
-            "user can review it in the file itself or with `memlane lint`")
-
-
 def withhold(data: dict, risk: str | None, fields: tuple[str, ...]) -> dict:
     """``data`` without ``fields`` (its text) when ``risk`` says it reads as an instruction to the
     agent, its names neutral where they carry that themselves, and the reason."""
     if not risk:
         return data
-    from ...guards.exits import neutral_names  # here: the CLI's start-up (the daemon client's too) stays light
+    from ...guards.exits import WITHHELD, neutral_names  # here: the CLI's start-up (the daemon client's too) stays light
 
     for field in fields:
         data.pop(field, None)

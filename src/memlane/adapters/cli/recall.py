@@ -13,7 +13,7 @@ from ...config import Depth, Fusion
 from ...errors import UsageError
 from ..agents import DEFAULT, NAMES
 from ..progress import ProgressBar
-from .common import (WITHHELD, command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
+from .common import (command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
                      result_count, store_args, withhold)
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] |
         if risk := (risks or {}).get(n):
             shown = withhold({"name": r.name, "path": r.path}, risk, ())
             lines += [f"{r.rank}. {shown['name']}  ({r.type or '-'}, {r.scope})  [{r.score:.3f}]",
-                      f"   ({WITHHELD.format(risk=risk)})", f"   {shown['path']}"]
+                      f"   ({shown['withheld']})", f"   {shown['path']}"]
             if explain and r.explain is not None:
                 lines += _explain_lines(r.explain)
             continue
