@@ -417,3 +417,45 @@ def test_a_hook_log_that_cannot_be_written_loses_the_line_not_the_answer(sealed_
     assert run_hook("user-prompt-submit", stores=[str(store)], embedder="none", index=str(tmp_path / "i.sqlite"),
                     stdin=io.StringIO(payload), stdout=out) == 0
     assert "feedback_ci_cache" in out.getvalue()
+
+
+def test_session_state_is_replaced_whole_the_users_alone_and_leaves_nothing_on_failure(monkeypatch):
+    from memlane.inject import session as sessions
+
+    path = sessions.sessions_dir() / "s-atomic.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sessions._replace_with_json(path, {"injected": {"a": 1}}, ".state-")
+    assert json.loads(path.read_text()) == {"injected": {"a": 1}}
+    assert path.stat().st_mode & 0o077 == 0
+    sessions._replace_with_json(path, {"injected": {"b": 2}}, ".state-")  # replaces, never appends
+    assert json.loads(path.read_text()) == {"injected": {"b": 2}}
+
+    def no_room(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sessions.json, "dump", no_room)
+    with pytest.raises(OSError):
+        sessions._replace_with_json(path, {"injected": {"c": 3}}, ".state-")
+    assert json.loads(path.read_text()) == {"injected": {"b": 2}}  # the old state stands
+    assert sorted(p.name for p in path.parent.iterdir()) == ["s-atomic.json"]  # no half-written file left
+
+
+def test_a_hook_answered_in_a_fresh_process_imports_no_tempfile(hook_env):
+    """tempfile (with shutil, random, bz2 and lzma) is ~3 ms of every hook a fresh process
+    answers: the session state is replaced without it."""
+    run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "warm up the index"))  # the index exists now
+    code = ("import io, json, sys; from memlane.adapters.hook import run_hook; "
+            f"raw = json.dumps({prompt_payload(hook_env, 'how should the CI cache be keyed?', session='s-fresh')!r}); "
+            "out = io.StringIO(); real, sys.stdout = sys.stdout, out; "
+            f"run_hook('user-prompt-submit', stores=[{str(hook_env['store'])!r}], embedder='none', "
+            f"index={str(hook_env['index'])!r}, stdin=io.StringIO(raw), refresh=False); sys.stdout = real; "
+            "print(json.dumps({'answer': out.getvalue(), 'loaded': [m for m in ('tempfile', 'shutil', 'random') "
+            "if m in sys.modules]}))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=os.environ.copy())
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    from memlane.inject.session import sessions_dir
+
+    assert "feedback_ci_cache" in seen["answer"]  # it did answer, and saved the session's state
+    assert "feedback_ci_cache" in (sessions_dir() / "s-fresh.json").read_text()
+    assert seen["loaded"] == [], seen
