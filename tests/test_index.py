@@ -227,13 +227,22 @@ def _garbage_after_the_header(path: Path) -> None:
         f.write(b"\xde\xad\xbe\xef" * 4096)
 
 
+def _garbage_in_every_page(path: Path) -> None:
+    """Bytes written into every page past the first two: SQLite's error quotes the damaged schema
+    as raw bytes, which Python cannot decode (a UnicodeDecodeError, not a DatabaseError)."""
+    with path.open("r+b") as f:
+        for offset in range(8192, path.stat().st_size, 8192):
+            f.seek(offset + 100)
+            f.write(b"\xde\xad\xbe\xef" * 64)
+
+
 def _fts_segments_lost(path: Path) -> None:
     with sqlite3.connect(path) as conn:  # a valid file whose full-text index is broken
         conn.execute("DELETE FROM units_fts_data WHERE id > 10")
 
 
-@pytest.mark.parametrize("damage", [_garbage_everywhere, _garbage_after_the_header, _fts_segments_lost],
-                         ids=["whole-file", "pages", "fts-index"])
+@pytest.mark.parametrize("damage", [_garbage_everywhere, _garbage_after_the_header, _garbage_in_every_page,
+                                    _fts_segments_lost], ids=["whole-file", "pages", "every-page", "fts-index"])
 def test_corrupt_index_heals(store, tmp_path, embedder, damage, caplog):
     path = tmp_path / "i.sqlite"
     with Memory([store], embedder=embedder, index_path=path) as mem:

@@ -37,6 +37,11 @@ _MEMLANE_TABLES = {"units", "sections", "turns", "symbols"}  # one of them, with
 
 
 def is_corruption(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by sqlite3, says the file is damaged. A damaged schema can make
+    SQLite's own message raw bytes ("malformed database schema (…)"), which Python cannot decode:
+    that arrives as a UnicodeDecodeError."""
+    if isinstance(exc, UnicodeDecodeError):
+        return True
     text = str(exc).lower()
     return any(s in text for s in ("malformed", "not a database", "corrupt", "disk image", "fts5: corrupt"))
 
@@ -210,7 +215,7 @@ def open_healing(path: str, setup: Callable[[sqlite3.Connection], None], *, busy
         if probe:
             conn.execute(probe).fetchone()
         return conn, False
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # the latter: see is_corruption
         if conn is not None:
             conn.close()
         if path == ":memory:" or not is_corruption(exc):
