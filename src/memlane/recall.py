@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable
 
 from .associate.divergent import remote_associates
@@ -30,7 +29,7 @@ from .index.storage import Storage as Index
 from .index.text import query_terms
 from .lifecycle.usage import recency_of, state_of
 from .retrieve.fusion import Legs
-from .guards.exits import unit_risk
+from .guards.exits import risk_kind, row_risk
 from .guards.secrets import redact
 from .retrieve.recalled import Explanation, Recalled
 from .retrieve.search import Hit, order_hits, rank
@@ -282,8 +281,7 @@ def recalled_note(row: dict, *, rank: int = 0, hit: Hit | None = None, depth: De
             relevance=round(hit.relevance, 4), importance=round(hit.importance, 4), recency=round(hit.recency, 4),
             base_level=None if hit.base_level is None else round(hit.base_level, 3), state=hit.state,
             path=tuple(hit.path),
-            risk=unit_risk(row["name"], Path(row["path"]).name, row["title"], meta.get("index_hook"),
-                           row["description"], row["body"]))
+            risk=_risk_kind(row))
     return Recalled(
         name=redact(row["name"]), path=redact(row["path"]), rank=rank, score=round(hit.score, 4) if hit else 0.0,
         reached=reached or ("; ".join(hit.path) if hit and hit.path else "seed"),
@@ -292,6 +290,13 @@ def recalled_note(row: dict, *, rank: int = 0, hit: Hit | None = None, depth: De
         recall=tuple(redact(k) for k in meta.get("recall", [])), paths=tuple(redact(p) for p in meta.get("paths", [])),
         kind=meta.get("kind"), status=meta.get("status"), private=bool(meta.get("private")),
         state=hit.state if hit else "active", explain=explanation, depth=depth, uid=row["uid"])
+
+
+def _risk_kind(row: dict) -> str | None:
+    """What ``--explain`` says of a note that reads as an instruction to the agent: the kind of
+    risk, never the note's words (an agent may run it)."""
+    risk = row_risk(row)
+    return risk_kind(risk) if risk else None
 
 
 def log_recall(hit_log, prompt: str, results: list[Recalled], hits: list[Hit], *, session: str | None, depth: Depth,

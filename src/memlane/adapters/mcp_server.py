@@ -28,7 +28,7 @@ import re
 from typing import Literal
 
 from ..errors import ToolError
-from ..guards.exits import WITHHELD, neutral_names, row_risk
+from ..guards.exits import WITHHELD, neutral_names, risk_kind, row_risk
 from ..index.text import estimate_tokens
 from ..memory import Depth, Memory
 from ..recall import MAX_K as RECALL_MAX_K
@@ -277,8 +277,8 @@ def _withhold(out: dict, risk: str | None) -> dict:
     for field in ("title", "summary", "description", "body", "text"):  # a title is screened too: it goes
         out.pop(field, None)
     neutral_names(out)  # and an id or file name that carries the payload by itself
-    out["risk"] = risk
-    out["withheld"] = WITHHELD.format(risk=risk)
+    out["risk"] = risk_kind(risk)  # not the note's own words, which the reason quotes
+    out["withheld"] = WITHHELD.format(risk=out["risk"])
     return out
 
 

@@ -12,8 +12,9 @@ from .secrets import map_strings, redact
 
 
 def clean(text: str) -> str:
-    """``text`` as it may be printed or injected."""
-    return strip_controls(redact(text)) if text else text
+    """``text`` as it may be printed or injected: controls out first, so that a secret they split
+    or touch (a token between two colour codes, ``AKIA\x1b[0m…``) is one word when it is redacted."""
+    return redact(strip_controls(text)) if text else text
 
 
 def clean_data(obj: object) -> object:
@@ -23,7 +24,7 @@ def clean_data(obj: object) -> object:
 
 def unit_risk(*fields: str | None) -> str | None:
     """Why a unit reads as an attempt to steer the agent, screening every field of it that can
-    reach the agent together — its name, file name, title, index hook, description, body — so
+    reach the agent together — its name, path, title, index hook, description, body — so
     an override split across fields (a title and its hook) is read as one text. A resident
     process screens the same notes prompt after prompt: the verdicts are remembered."""
     return _risk(unit_text(*fields))
@@ -32,10 +33,36 @@ def unit_risk(*fields: str | None) -> str | None:
 def row_risk(row: dict) -> str | None:
     """``unit_risk`` of a stored note as the index or ``Memory.show`` gives it (or another domain's
     unit, its ``text``): what the hooks screen, for the faces that hand one note out on request
-    (``memlane show``, the MCP server)."""
+    (``memlane show``, the MCP server) — every field of it they print."""
     meta = row.get("meta") or {}
-    return unit_risk(row.get("name"), os.path.basename(row.get("path") or ""), row.get("title"),
-                     meta.get("index_hook"), row.get("description"), row.get("body"), row.get("text"))
+    return unit_risk(row.get("name"), row.get("path"), row.get("title"),
+                     meta.get("index_hook"), row.get("description"), row.get("body"), row.get("text"),
+                     row.get("type"), *_texts(meta.get("recall")), *_texts(meta.get("paths")),
+                     *_texts(meta.get("supersedes")), *_texts(meta.get("kind")), *_texts(meta.get("status")))
+
+
+def recalled_fields(item) -> tuple[str | None, ...]:
+    """Every text of a recalled unit (``Recalled``) that a face may hand the agent, for
+    ``unit_risk``: its name and path (each folder of it: a repository names the folders it mounts,
+    and the hooks print the folder), title, hook, description, body, type, recall keywords,
+    ``paths:``, kind and status."""
+    return (item.name, item.path, item.title, item.hook, item.description, item.body,
+            item.type, *item.recall, *item.paths, item.kind, item.status)
+
+
+def _texts(value) -> list[str]:
+    """A frontmatter value as the strings a face prints of it (a list's items, or the value)."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def risk_kind(risk: str) -> str:
+    """What the agent may be told of a withheld note's risk: the kind alone ("instruction
+    override"), never the note's words that the reason quotes for the user (``memlane lint``)."""
+    return risk.split(": ", 1)[0]
 
 
 #: what stands for a withheld note's name, or its file's, when that alone reads as an instruction
@@ -54,8 +81,9 @@ def neutral_names(data: dict) -> dict:
         if isinstance(data.get(key), str) and unit_risk(data[key]):
             data[key] = NAME_WITHHELD
     path = data.get("path") or ""
-    if isinstance(path, str) and path and unit_risk(os.path.basename(path)):
-        data["path"] = os.path.join(os.path.dirname(path), NAME_WITHHELD)
+    if isinstance(path, str) and path and unit_risk(path):
+        folder = os.path.dirname(path)  # the file's name, or a folder of the path, carries it
+        data["path"] = NAME_WITHHELD if unit_risk(folder) else os.path.join(folder, NAME_WITHHELD)
     return data
 
 

@@ -309,6 +309,14 @@ def injection_risk(text: str) -> str | None:
     forms = readings(text, _words())
     found = _find(forms)
     if found is None:
+        # the text as it leaves memlane (exits.clean strips controls, escape sequences and tag
+        # characters): "instru\U000E0041ctions" reads "instruactions" above but arrives "instructions"
+        emitted = strip_controls(text)
+        if emitted == text:
+            return None
+        text, forms = emitted, readings(emitted, _words())
+        found = _find(forms)
+    if found is None:
         return None
     kind, name, start, end = found
     shown = " ".join(strip_controls(_source(text, name, start, end)).split())

@@ -246,7 +246,9 @@ def _unleet(token: str, words: frozenset[str] | None) -> str | None:
         return None  # another digit in it: it cannot spell a word
     token = token.translate(_LEET_TABLE)
     ones = token.count("1")
-    for letters in itertools.product("il", repeat=ones if ones <= 4 else 0):
+    # every mix of i and l up to four 1s; past that only all-i and all-l (b1a1c1d1e1: 32 mixes)
+    spellings = itertools.product("il", repeat=ones) if ones <= 4 else (("i",) * ones, ("l",) * ones)
+    for letters in spellings:
         spelled = token.replace("1", "{}").format(*letters)
         if words is None or spelled in words:
             return spelled

@@ -18,13 +18,12 @@ Both return an :class:`Injection`: the text, and a report of every decision (for
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import Bracket, InjectConfig
 from ..deferred import later
-from ..guards.exits import unit_risks
+from ..guards.exits import recalled_fields, unit_risks
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..recall import MAX_K
@@ -247,7 +246,7 @@ def _screen(items: list[Recalled], root: str | None, memory: Memory | None = Non
     learn what they name that the working tree (``root``) no longer has. With ``memory``, the
     verdicts are kept beside its index for the next process (``guards/verdicts.py``)."""
     kept, risky = [], []
-    fields = [(i.name, os.path.basename(i.path), i.title, i.hook, i.description, i.body) for i in items]
+    fields = [recalled_fields(i) for i in items]
     verdicts = None if memory is None else _verdicts(memory)
     for item, reason in zip(items, unit_risks(fields, verdicts)):
         if reason:

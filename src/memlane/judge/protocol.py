@@ -27,7 +27,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from ..guards.exits import clean, clean_data, unit_risk
+from ..guards.exits import clean, clean_data, recalled_fields, unit_risk
 from ..guards.secrets import map_strings
 from ..retrieve.recalled import Recalled, shorten
 
@@ -75,7 +75,7 @@ def candidates_of(items: list[Recalled], *, now: float | None = None) -> list[tu
     for item in items:
         if item.private:
             continue  # G3: a private note never leaves for a judge, whatever brought it here
-        if unit_risk(item.name, os.path.basename(item.path), item.title, item.hook, item.description, item.body):
+        if unit_risk(*recalled_fields(item)):
             continue  # G2: quarantined anyway; a judge must not read it either
         name = whole(clean(item.name))
         if not name or name in seen:

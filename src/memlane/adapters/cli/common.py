@@ -26,11 +26,12 @@ def withhold(data: dict, risk: str | None, fields: tuple[str, ...]) -> dict:
     agent, its names neutral where they carry that themselves, and the reason."""
     if not risk:
         return data
-    from ...guards.exits import WITHHELD, neutral_names  # here: the CLI's start-up (the daemon client's too) stays light
+    from ...guards.exits import WITHHELD, neutral_names, risk_kind  # here: the CLI's start-up stays light
 
     for field in fields:
         data.pop(field, None)
-    return neutral_names(data) | {"risk": risk, "withheld": WITHHELD.format(risk=risk)}
+    kind = risk_kind(risk)  # an agent may run this: not the note's own words
+    return neutral_names(data) | {"risk": kind, "withheld": WITHHELD.format(risk=kind)}
 
 
 def command(sub, name: str, *, help: str, description: str, examples: str, func, store: bool = True,  # noqa: A002

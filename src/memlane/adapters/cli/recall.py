@@ -119,10 +119,9 @@ def recall_answer(memory: "Memory", request: dict) -> tuple[str, str]:
 
 def _risks(results) -> dict[int, str]:
     """By position, why a result reads as an instruction to the agent (what the hooks never inject)."""
-    from ...guards.exits import unit_risk
+    from ...guards.exits import recalled_fields, unit_risk
 
-    found = {n: unit_risk(r.name, Path(r.path).name, r.title, r.hook, r.description, r.body)
-             for n, r in enumerate(results)}
+    found = {n: unit_risk(*recalled_fields(r)) for n, r in enumerate(results)}
     return {n: risk for n, risk in found.items() if risk}
 
 
