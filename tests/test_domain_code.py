@@ -365,3 +365,14 @@ def test_pathological_lines_do_not_stall_the_regex_path():
     parse_regex("int " + "a b " * 20000 + "(x)\n{\n}\n", "c")
     parse_regex("class A {\n  public " + "x " * 20000 + "f(\n}\n", "java")
     assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.skipif(find_ctags() is None, reason="Universal Ctags (with JSON output) is not on PATH")
+def test_a_repositorys_own_ctags_options_are_never_read(repo):
+    # a cloned repository's .ctags.d/ could change what ctags reads (or run its optscript)
+    (repo / ".ctags.d").mkdir()
+    (repo / ".ctags.d" / "repo.ctags").write_text("--langmap=JavaScript:.zzz\n")  # .js files unread
+    with domain(repo, ctags=True) as d:
+        d.refresh()
+        js = d.recall("drainQueue", 1)[0]
+        assert js.address == "TransferQueue.drainQueue:8" and "universal-ctags" in js.why

@@ -47,7 +47,9 @@ def run_ctags(ctags: str, root: Path, rels: list[str]) -> dict[str, list[dict]]:
     for start in range(0, len(rels), 500):
         batch = [r for r in rels[start:start + 500] if "\n" not in r]
         try:
-            proc = subprocess.run([ctags, "--output-format=json", "--fields=+neKS", "--sort=no", "-f", "-", "-L", "-"],
+            # --options=NONE first: a repository's own .ctags.d/ (its option files, their optscript) is never read
+            proc = subprocess.run([ctags, "--options=NONE", "--output-format=json", "--fields=+neKS", "--sort=no",
+                                   "-f", "-", "-L", "-"],
                                   input="\n".join(batch) + "\n", cwd=root, capture_output=True, text=True,
                                   timeout=300, errors="replace")
         except (OSError, subprocess.SubprocessError) as exc:
