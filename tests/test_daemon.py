@@ -445,3 +445,21 @@ def test_a_daemon_whose_socket_is_gone_stops(setup, daemon, monkeypatch):
     else:
         pytest.fail("the daemon kept running without its socket")
     lock.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a folder another user's needs root")
+def test_a_squatted_socket_folder_name_falls_back_to_the_users_cache(tmp_path, monkeypatch):
+    """Without XDG_RUNTIME_DIR the socket folder is /tmp/memlane-<uid>, a name anyone can take
+    first: then the user's own cache folder serves, private, instead of no daemon ever."""
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setenv("MEMLANE_CACHE_DIR", str(tmp_path / "cache"))
+    squatted = tmp_path / "tmp" / f"memlane-{os.getuid()}"
+    squatted.mkdir(parents=True, mode=0o777)
+    os.chown(squatted, os.getuid() + 4242, os.getgid() + 4242)
+    assert hookclient.runtime_dir() == str(tmp_path / "cache" / "run")
+    assert hookclient.private_dir(create=True) == str(tmp_path / "cache" / "run")
+    assert os.stat(tmp_path / "cache" / "run").st_mode & 0o777 == 0o700
+    os.chown(squatted, os.getuid(), os.getgid())  # the user's own, mode aside: it stays the folder
+    assert hookclient.runtime_dir() == str(squatted)
+    assert hookclient.private_dir(create=False) is None  # and it is refused until it is private

@@ -30,11 +30,27 @@ EVENTS = ("session-start", "user-prompt-submit")  # memlane's event names (agent
 
 
 def runtime_dir() -> str:
-    """``$XDG_RUNTIME_DIR/memlane`` or ``$TMPDIR/memlane-<uid>``: private to the user."""
+    """``$XDG_RUNTIME_DIR/memlane`` or ``$TMPDIR/memlane-<uid>``: private to the user. When the
+    latter is there but not a folder of the user's (anyone may create it first in a shared /tmp,
+    whose sticky bit then keeps the user from removing it), the user's own cache folder's ``run``
+    instead: a squatted name must not leave every prompt without its daemon."""
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and os.path.isdir(base):
         return os.path.join(base, "memlane")
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"memlane-{os.getuid()}")
+    shared = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"memlane-{os.getuid()}")
+    try:
+        st = os.lstat(shared)
+    except OSError:
+        return shared  # not there yet: created, 0700, when a daemon starts
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+        return shared  # the user's own (``private_dir`` checks its mode)
+    return os.path.join(_cache_home(), "run")
+
+
+def _cache_home() -> str:
+    """memlane's cache folder, as ``config.cache_home`` finds it (config is not imported here)."""
+    return os.environ.get("MEMLANE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "memlane")
 
 
 def private_dir(create: bool) -> str | None:
@@ -43,6 +59,7 @@ def private_dir(create: bool) -> str | None:
     path = runtime_dir()
     if create:
         try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)  # the cache's, for ``run``
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass
