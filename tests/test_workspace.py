@@ -260,3 +260,35 @@ def test_the_background_check_hands_its_walk_to_the_refresh(setup, monkeypatch):
         assert workspace.memory.show("feedback_ci_cache")[0]["body"].rstrip().endswith(EDIT)
     finally:
         workspace.close()
+
+
+def test_a_store_folder_that_appears_or_comes_back_is_read(tmp_path, sealed_env):
+    """The daemon opened while Claude Code's memory folder was not there (not created yet, or
+    moved away for a moment by a sync): when it appears, its notes are indexed and answered."""
+    import subprocess
+
+    from memlane.store import claude_memory_dir
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    folder = claude_memory_dir(repo.resolve())
+    clock = Clock()
+    workspace = daemon.open_workspace(str(repo), [], "none", None, clock=clock)  # no folder: nothing to read
+    try:
+        assert workspace.memory.specs == []
+        write_note(folder, "feedback_ci_cache.md", NOTE)
+        clock.advance(REFRESH_S)
+        workspace.refresh_due()
+        assert [s.path for s in workspace.memory.specs] == [folder]
+        ask(workspace, "appeared")
+        folder.rename(folder.with_name("memory.away"))
+        clock.advance(REFRESH_S)
+        workspace.refresh_due()
+        assert workspace.memory.specs == []
+        folder.with_name("memory.away").rename(folder)
+        clock.advance(REFRESH_S)
+        workspace.refresh_due()
+        ask(workspace, "back")
+    finally:
+        workspace.close()

@@ -113,6 +113,12 @@ class Memory:
         self.specs = self._existing_specs()
         self._files.specs = self.specs
 
+    def stores_moved(self) -> bool:
+        """Whether a store folder in play has appeared or gone since the stores were read (a few
+        stats): Claude Code's memory folder created after this Memory opened, or one moved away
+        and back (a sync, a restore)."""
+        return [s.path for s in self._existing_specs()] != [s.path for s in self.specs]
+
     def _default_index_path(self) -> Path:
         key = "\n".join(sorted(f"{s.scope}:{s.path}" for s in self.candidate_specs()))
         digest = hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -281,6 +281,14 @@ class Workspace:
             return
         self._files_checked = now
         try:
+            with self.lock:
+                if memory is not self.memory:
+                    return
+                if memory.stores_moved():  # a folder that appeared is read, one that went is dropped
+                    log.info("memory folders changed: now %s", ", ".join(str(s.path) for s in memory.candidate_specs()
+                                                                         if s.path.is_dir()) or "none")
+                    memory.reload_stores()
+                    self._files_stamp = None  # refreshed whatever the walk finds
             started, self._stepped_aside_s = time.perf_counter(), 0.0
             stamp, walked = memory.files_look(pause=self._step_aside)
             self._walk_s = time.perf_counter() - started - self._stepped_aside_s
