@@ -227,3 +227,18 @@ def test_the_mcp_server_goes_where_claude_mcp_add_puts_it(repo, capsys):
     assert cli(["uninstall", "claude", "--mcp", "--shared"]) == 0 and not (repo / ".mcp.json").exists()
     assert cli(["uninstall", "claude", "--mcp"]) == 0 and claude_json.read_text() == before
     assert ("lacks the MCP SDK" in capsys.readouterr().err) == (importlib.util.find_spec("mcp") is None)
+
+
+def test_a_shared_install_off_the_path_names_what_would_not_run_and_the_extras_it_needs(repo, capsys, monkeypatch):
+    """The hooks need ``memlane-hook`` on the PATH; a committed ``.mcp.json`` starts ``memlane mcp``,
+    which needs ``[mcp]`` too: each warning says which of the two would fail, and the install for it."""
+    import memlane.adapters.install as install
+
+    monkeypatch.setattr(install.shutil, "which", lambda name, *a, **k: None)
+    assert cli(["install", "claude", "--mcp", "--shared"]) == 0
+    err = capsys.readouterr().err
+    assert "the MCP server would not start here" in err and "hooks would not run" not in err
+    assert "pipx install '<memlane>[embed,mcp]'" in err
+    assert cli(["install", "claude", "--shared"]) == 0
+    err = capsys.readouterr().err
+    assert "the hooks would not run here" in err and "pipx install '<memlane>[embed]'" in err

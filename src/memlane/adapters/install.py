@@ -108,14 +108,20 @@ def hook_command(memlane: str) -> str:
 
 def portable_problem(name: str = PORTABLE_HOOK) -> str | None:
     """Why a bare ``name`` in a committed settings file would not run for a teammate (or here),
-    with how to fix it; None when it resolves to a tool install on the PATH."""
+    with how to fix it; None when it resolves to a tool install on the PATH. ``memlane``
+    (:data:`PORTABLE_CLI`) is what a committed ``.mcp.json`` starts: the MCP server, which needs
+    the ``[mcp]`` extra too."""
     found = shutil.which(name)
-    fix = (f"install memlane as a tool so `{name}` is on every machine's PATH: `pipx install '<memlane>[embed]'` "
-           "or `uv tool install '<memlane>[embed]'`, <memlane> being memlane's folder (the README's Install)")
+    mcp = name == PORTABLE_CLI
+    what, broken = ("the MCP server would not start", "MCP server") if mcp else ("the hooks would not run", "hook")
+    extras = "[embed,mcp]" if mcp else "[embed]"
+    fix = (f"install memlane as a tool so `{name}` is on every machine's PATH: `pipx install '<memlane>{extras}'` "
+           f"or `uv tool install '<memlane>{extras}'`, <memlane> being memlane's folder (the README's Install)")
     if found is None:
-        return f"`{name}` is not on this machine's PATH, so the hooks would not run here; {fix}"
+        return f"`{name}` is not on this machine's PATH, so {what} here; {fix}"
     if sys.prefix != sys.base_prefix and Path(found).resolve().is_relative_to(Path(sys.prefix).resolve()):
-        return f"`{name}` resolves into this virtualenv ({found}); teammates without it on their PATH get a broken hook; {fix}"
+        return (f"`{name}` resolves into this virtualenv ({found}); teammates without it on their PATH get a broken "
+                f"{broken}; {fix}")
     return None
 
 
