@@ -242,3 +242,28 @@ def test_a_shared_install_off_the_path_names_what_would_not_run_and_the_extras_i
     assert cli(["install", "claude", "--shared"]) == 0
     err = capsys.readouterr().err
     assert "the hooks would not run here" in err and "pipx install '<memlane>[embed]'" in err
+
+
+def test_uninstalling_cursor_removes_the_hooks_file_install_created_and_keeps_the_users(repo, capsys):
+    """Cursor's hooks file is versioned: the ``"version": 1`` install wrote goes with memlane's entries,
+    so a file install created is removed, like Codex's and Gemini's; a file of the user's stays as it was."""
+    path = repo / ".cursor" / "hooks.json"
+    assert cli(["install", "cursor"]) == 0 and read(path)["version"] == 1
+    assert cli(["uninstall", "cursor"]) == 0
+    assert "removed (install had created it)" in capsys.readouterr().out
+    assert not path.exists() and not (repo / ".cursor").exists()
+    path.parent.mkdir()
+    path.write_text('{"version": 1}')  # the user's own, already versioned
+    assert cli(["install", "cursor"]) == 0 and cli(["uninstall", "cursor"]) == 0
+    assert path.read_text() == '{"version": 1}'
+    theirs = '{"hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}'  # the user's, unversioned
+    path.write_text(theirs)
+    assert cli(["install", "cursor"]) == 0 and read(path)["version"] == 1
+    assert cli(["uninstall", "cursor"]) == 0 and path.read_text() == theirs
+    path.unlink()
+    assert cli(["install", "cursor"]) == 0  # created by install, then the user adds a hook of their own
+    data = read(path)
+    data["hooks"]["afterFileEdit"] = [{"command": "./format.sh"}]
+    path.write_text(json.dumps(data))
+    assert cli(["uninstall", "cursor"]) == 0
+    assert read(path) == {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}

@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import data_home
@@ -51,6 +51,9 @@ class Change:
     before: str
     after: str
     existed: bool = True  # whether the file was there before
+    #: keys install itself adds to the file beside memlane's entries (Cursor's ``"version": 1``):
+    #: uninstall takes them out again when the file did not have them before memlane
+    added: dict = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -188,7 +191,7 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
         after_settings = {"version": 1, **after_settings}  # a flat hooks file is versioned (Cursor)
     _status_line(after_settings, settings.get("statusLine"), path, hook, remove=remove, statusline=statusline)
     after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
-    return Change(path, before, after, existed=path.exists())
+    return Change(path, before, after, existed=path.exists(), added={"version": 1} if spec.flat_hooks else {})
 
 
 def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, command: str | None = None) -> Change:
@@ -332,7 +335,7 @@ def undo(change: Change) -> str:
         record = json.loads(backup.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         record = None
-    if record is not None and _same_json(change.after, record["before"]):
+    if record is not None and _same_json(change.after, record["before"], change.added):
         if record["before"] is None:
             change.path.unlink(missing_ok=True)
             for folder in record.get("created_folders", []):
@@ -353,10 +356,13 @@ def undo(change: Change) -> str:
     return "memlane's entries taken out"
 
 
-def _same_json(text: str, before: str | None) -> bool:
-    if before is None:
-        return not text.strip() or _parsed(text) == {}
-    return _parsed(text) == _parsed(before)
+def _same_json(text: str, before: str | None, added: dict | None = None) -> bool:
+    """Whether ``text`` holds what ``before`` held (nothing, when None), apart from the keys of
+    ``added`` that install put in and ``before`` did not have."""
+    after, was = _parsed(text), ({} if before is None else _parsed(before))
+    if isinstance(after, dict) and isinstance(was, dict):
+        after = {k: v for k, v in after.items() if not (k in (added or {}) and added[k] == v and k not in was)}
+    return after == was
 
 
 def _parsed(text: str):
