@@ -72,6 +72,30 @@ def test_the_local_cli_shows_a_private_note_marked_private(private_store, tmp_pa
         assert SECRET in mem.show("user_staging_access")[0]["body"]
 
 
+def test_recall_and_show_mark_a_private_note_private_in_their_text_too(private_store, tmp_path):
+    """docs/agents.md: ``memlane recall`` and ``show`` print a private note "(marked `private`)" —
+    in the text a person reads, not only in ``--json``."""
+    base = [sys.executable, "-m", "memlane.adapters.cli"]
+    where = ["--store", str(private_store), "--embedder", "none", "--index", str(tmp_path / "i.sqlite")]
+
+    def run(*args):
+        proc = subprocess.run([*base, *args, *where], capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    out = run("recall", "--k", "3", "staging database password rotation")
+    [line] = [line for line in out.splitlines() if line.startswith("1. ")]
+    assert "(user, " in line and ", private)" in line
+    public = [line for line in out.splitlines() if line.startswith(("2. ", "3. "))]
+    assert public and not any("private" in line for line in public)
+    for depth in ("ids", "index"):
+        lines = run("recall", "--k", "3", "--depth", depth, "staging database password rotation").splitlines()
+        assert [("(private)" in line) for line in lines if line.strip()] == [True, False, False]
+    assert "private)" in run("show", "user_staging_access").splitlines()[0]
+    assert "private" not in run("show", "feedback_staging_db").splitlines()[0]
+
+
 @pytest.mark.parametrize("prompt", [
     "how do I reach the staging database password?",  # the private note is the best match
     "what is the bastion rule for the staging database?",  # ... reached by links, constellation

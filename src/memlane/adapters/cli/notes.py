@@ -48,13 +48,14 @@ def cmd_show(args) -> int:
     for n, note in enumerate(found):
         # the agent may run this command (the hooks' menu says so): it gets what the hooks give; meta goes
         # too, its index hook is screened text
+        mark = ", private" if (note.get("meta") or {}).get("private") else ""  # the user's own: no hook injects it
         note = found[n] = withhold(note, None if args.unscreened else row_risk(note),
                                    ("title", "description", "body", "meta"))
         if "withheld" in note:
-            text.append(f"# {note['name']}  ({note['type'] or '-'}, {note['scope']})\n{note['path']}\n\n"
+            text.append(f"# {note['name']}  ({note['type'] or '-'}, {note['scope']}{mark})\n{note['path']}\n\n"
                         f"({note['withheld']})\n")
             continue
-        text.append(f"# {note['title']}  ({note['type'] or '-'}, {note['scope']})\n{note['path']}\n")
+        text.append(f"# {note['title']}  ({note['type'] or '-'}, {note['scope']}{mark})\n{note['path']}\n")
         if note["description"]:
             text.append(f"> {note['description']}\n")
         text.append(note["body"] + "\n")

@@ -175,19 +175,21 @@ def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] |
     lines = []
     for n, r in enumerate(results):
         tag = "" if r.reached.startswith("seed") else f"  <- {r.reached}"
+        mark = ", private" if r.private else ""  # the user's own: this command shows it, no hook injects it
         if risk := (risks or {}).get(n):
             shown = withhold({"name": r.name, "path": r.path}, risk, ())
-            lines += [f"{r.rank}. {shown['name']}  ({r.type or '-'}, {r.scope})  [{r.score:.3f}]",
+            lines += [f"{r.rank}. {shown['name']}  ({r.type or '-'}, {r.scope}{mark})  [{r.score:.3f}]",
                       f"   ({shown['withheld']})", f"   {shown['path']}"]
             if explain and r.explain is not None:
                 lines += _explain_lines(r.explain)
             continue
         if depth is Depth.IDS:
-            lines.append(f"{r.rank}. {r.name}  [{r.score:.3f}]  {r.path}{tag}")
+            lines.append(f"{r.rank}. {r.name}  [{r.score:.3f}]  {r.path}{'  (private)' if r.private else ''}{tag}")
         elif depth is Depth.INDEX:
-            lines.append(f"- [{r.title}]({r.path}) — {r.as_dict()['hook']}  [{r.score:.3f}]{tag}")
+            lines.append(f"- [{r.title}]({r.path}) — {r.as_dict()['hook']}  [{r.score:.3f}]"
+                         f"{'  (private)' if r.private else ''}{tag}")
         else:
-            lines.append(f"{r.rank}. {r.title}  ({r.type or '-'}, {r.scope})  [{r.score:.3f}]{tag}")
+            lines.append(f"{r.rank}. {r.title}  ({r.type or '-'}, {r.scope}{mark})  [{r.score:.3f}]{tag}")
             lines.append(f"   {r.preview}")
             lines.append(f"   {r.path}")
         if depth is Depth.FULL:
