@@ -377,6 +377,29 @@ def test_recall_prompt_json_shows_what_the_hook_would_inject_and_why(hook_env, t
     assert bad.returncode != 0 and "missing.json" in bad.stderr
 
 
+def test_recall_prompt_json_says_it_would_inject_the_menu_when_only_the_menu_comes(hook_env, tmp_path):
+    """Every note the prompt recalls was injected earlier in the session: the hook still prints the
+    menu of further candidates, and the dry run says so (not "would inject nothing")."""
+    write_note(hook_env["store"], "project_ci_green.md", "---\nname: project_ci_green\ndescription: Releases wait "
+               "for a green pipeline\ntype: project\n---\nThe CI must be green before anything ships.\n")
+    assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit",
+                                                         prompt_payload(hook_env, "lockfile hash", session="menu")))
+    payload = prompt_payload(hook_env, "why is the CI cache stale after a rebase?", session="menu")
+    (tmp_path / "in.json").write_text(json.dumps(payload))
+    cmd = [sys.executable, "-m", "memlane.adapters.cli", "recall", "--prompt-json", str(tmp_path / "in.json"),
+           "--store", str(hook_env["store"]), "--embedder", "none", "--index", str(hook_env["index"])]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    injected = proc.stdout.split("--- the injected text ---\n", 1)[1]
+    assert "Possibly relevant" in injected and "project_ci_green.md" in injected
+    assert "would inject nothing" not in proc.stdout
+    assert f"would inject {len(injected.rstrip(chr(10))):,} characters:" in proc.stdout
+    assert "already injected in this session: feedback_ci_cache" in proc.stdout
+    assert f"menu  {hook_env['store'] / 'project_ci_green.md'}" in proc.stdout
+    # and the hook itself injects just that
+    assert context_of(run_hook(hook_env, "user-prompt-submit", payload)) == injected.rstrip("\n")
+
+
 def test_the_hook_log_is_kept_small(tmp_path):
     """Past its size the log becomes ``hook.log.1`` and a new one begins: two files at most."""
     import logging

@@ -342,8 +342,11 @@ def _recall_hook_input(args) -> int:
     lines += [f"never injected automatically: {q['name']} ({q['why']})" for q in report["quarantined"]]
     if report["deduplicated"]:
         lines.append(f"already injected in this session: {', '.join(report['deduplicated'])}")
-    lines.append(f"would inject {report['chars']:,} characters:" if report["shown"] else "would inject nothing")
+    # what the hook prints: the notes shown, and the menu of further candidates below them (which
+    # may come alone, when every note the prompt recalled was already injected in the session)
+    lines.append(f"would inject {report['chars']:,} characters:" if injection.text else "would inject nothing")
     lines += [f"  {s['depth']:5s} {s['name']}  <- {s['reached']}  {s['path']}" for s in report["shown"]]
+    lines += [f"  menu  {path}  (listed as possibly relevant)" for path in report.get("menu", [])]
     if report["omitted"]:
         lines.append(f"  (cut by the budget or the cap: {', '.join(report['omitted'])})")
     lines += ["", "why (the recall ranking for the query):", format_results(ranking, Depth.IDS, True)]
