@@ -148,6 +148,39 @@ def test_the_gate_checks_a_links_target(tmp_path):
     assert gate.outside(root / "b.md", root / "personal" / "nothing") is True
 
 
+def test_a_symlink_to_a_note_of_the_same_store_is_not_a_second_note(tmp_path):
+    """``ln -s good.md link_to_good.md``: one file, one note — recalled once, no near-duplicate of
+    itself, its links counted once; the link is a logged skip. The file itself is kept whatever the
+    walk meets first, and a link that is the only way to its file is still read."""
+    from memlane.store.scan import scan_folder
+
+    store = tmp_path / "store"
+    write_note(store, "good.md", "---\nname: good\ndescription: when deploying the billing service\ntype: feedback"
+               "\n---\nDeploy billing after the migration; see [[nowhere_note]].\n")
+    write_note(store, "other.md", "---\nname: other\ndescription: when writing release notes\ntype: feedback\n"
+               "---\nKeep release notes short.\n")
+    (store / "link_to_good.md").symlink_to("good.md")
+    write_note(store, "sub/deep.md", "---\nname: deep\ndescription: when rotating the pager\ntype: feedback\n---\nx\n")
+    (store / "a_first.md").symlink_to(store / "sub" / "deep.md")  # walked before the file it names
+    write_note(store, ".obsidian/kept.md", "---\nname: kept\ndescription: when naming branches\ntype: feedback\n"
+               "---\nPrefix branches with the ticket.\n")  # a folder the walk never enters
+    (store / "z_alias.md").symlink_to(store / ".obsidian" / "kept.md")
+    (store / "y_alias.md").symlink_to(store / ".obsidian" / "kept.md")  # two links, only them: the first by path
+
+    scan = scan_folder(store, "project")
+    assert sorted(n.rel for n in scan.notes) == ["good.md", "other.md", "sub/deep.md", "y_alias.md"]
+    assert sorted((Path(s.path).name, "a note this folder already holds" in s.reason) for s in scan.skipped) == [
+        ("a_first.md", True), ("link_to_good.md", True), ("z_alias.md", True)]
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        assert [r["name"] for r in mem.recall("deploying the billing service", k=5)] == ["good"]
+        stats = mem.stats()
+        from memlane.write.lint import lint
+
+        findings = lint(mem, checks=["near-duplicates"]).findings
+    assert [w["from"] for w in stats["future_writes"]] == ["good"] and stats["links_outside"] == 0
+    assert not [f for f in findings if f.check == "near-duplicates"]
+
+
 class _closing:
     def __init__(self, domain):
         self.domain = domain

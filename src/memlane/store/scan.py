@@ -32,11 +32,47 @@ class FolderScan:
     excluded: list[str] = field(default_factory=list)  # files privacy.exclude keeps out (G3)
 
 
-def _walk_markdown(root: Path, skipped: list[Skip]):
-    """Yield ``*.md`` files under ``root`` in name order, following symlinks once (loops are
-    skipped)."""
-    for entry in _markdown_entries(root, skipped, ordered=True):
-        yield Path(entry.path)
+#: why a symlink to a note is not read as a note of its own: the file is read once, by its own path
+SECOND_PATH = "a symlink to a note this folder already holds: read once, as that file"
+
+
+def _read_once(found: list[tuple[os.DirEntry, Path, str]], skipped: list[Skip]) -> list[tuple[Path, str]]:
+    """``found`` (entry, path, rel) in its order without the second paths to one file: a symlink
+    to a note the walk also reached by its own path is skipped — the file itself is kept, whatever
+    the order of the walk — and of several symlinks to one file only the first by path is kept.
+    One ``realpath`` a folder, and only when the store has a symlinked note to compare with."""
+    def is_link(entry: os.DirEntry) -> bool:
+        try:
+            return entry.is_symlink()
+        except OSError:
+            return False
+
+    links = [entry for entry, _, _ in found if is_link(entry)]
+    if not links:
+        return [(path, rel) for _, path, rel in found]
+    linked = {entry.path for entry in links}
+    folders: dict[str, str] = {}
+    real: dict[str, str] = {}  # real path -> the path it is read by
+    for entry, _, _ in found:
+        if entry.path in linked:
+            continue
+        folder, name = os.path.split(entry.path)
+        if folder not in folders:
+            folders[folder] = os.path.realpath(folder)
+        real.setdefault(os.path.join(folders[folder], name), entry.path)
+    second: dict[str, str] = {}
+    for entry in sorted(links, key=lambda e: e.path):
+        target = os.path.realpath(entry.path)
+        kept = real.setdefault(target, entry.path)
+        if kept != entry.path:
+            second[entry.path] = kept
+    out = []
+    for entry, path, rel in found:
+        if entry.path in second:
+            skipped.append(Skip(entry.path, f"{SECOND_PATH} ({second[entry.path]})"))
+        else:
+            out.append((path, rel))
+    return out
 
 
 def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
@@ -159,17 +195,22 @@ class ParseCache:
 def scan_folder(root: Path, scope: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
                 cache: ParseCache | None = None, exclude: tuple[str, ...] = ()) -> FolderScan:
     """Parse every note in ``root`` (a folder without ``MEMORY.md`` is valid). Files that
-    ``exclude`` (privacy.exclude) matches are not even read."""
+    ``exclude`` (privacy.exclude) matches are not even read; a symlink to a note read by its
+    own path is skipped (one file, one note)."""
     root = root.expanduser().resolve()
     result = FolderScan(root=root, scope=scope)
     if not root.is_dir():
         result.skipped.append(Skip(str(root), "not a folder"))
         return result
-    for path in _walk_markdown(root, result.skipped):
+    found = []
+    for entry in _markdown_entries(root, result.skipped, ordered=True):
+        path = Path(entry.path)
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
         if exclude and excluded_with_target(exclude, path, rel, root):
             result.excluded.append(str(path))
             continue
+        found.append((entry, path, rel))
+    for path, rel in _read_once(found, result.skipped):
         try:
             st = path.stat()
         except OSError as exc:
