@@ -117,7 +117,9 @@ _NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "CHARACTER TABULATIO
 _CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f"
 _INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180b-\u180f\u200b-\u200f\u202a-\u202e"
               "\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef")
+              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef"
+              # fillers and blanks that render as nothing or a gap: a word split by one still reads whole
+              "\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 # where a letter may carry a diacritic or be a look-alike: Latin-1 to Latin Extended-B, IPA,
 # Greek, Cyrillic, Armenian, Cherokee, phonetic extensions, Latin Extended Additional, Greek
@@ -168,6 +170,8 @@ def _re() -> dict[str, re.Pattern]:
         # labels hold no unescaped bracket (CommonMark), which also keeps a run of "[^" linear
         "reference_link": (r"!?\[([^\]\n]{0,80})\]\[[^\][\n]{0,999}\]", 0),  # [text][ref], [text][]
         "footnote": (r"\[\^[^\][\n]{1,999}\]", 0),  # [^1]: a superscript when rendered (labels: 999 at most)
+        "html_tag": (r"</?[a-z][a-z0-9-]{0,20}(?:[ \t\n][^<>]{0,200})?/?>", 0),  # <b>, </i>, <span class=x>
+        "emphasis": (r"\*+|~~", 0),  # pre**vious**, ~~struck~~: markers a renderer does not show
     })
 
 
@@ -283,11 +287,16 @@ def despace(text: str) -> str:
 
 
 def unmark(text: str) -> str:
-    """``text`` without what a rendered note does not show inside a phrase: HTML comments, the
-    targets of markdown links, inline or by reference (their text stays), and footnote marks."""
+    """``text`` without what a rendered note does not show inside a phrase: HTML comments and
+    tags, emphasis markers, the targets of markdown links, inline or by reference (their text
+    stays), and footnote marks. ``pre<!-- x -->vious`` and ``pre**vious**`` render ``previous``."""
     rx = _re()
     if "<!--" in text:
-        text = rx["comment"].sub(" ", text)
+        text = rx["comment"].sub("", text)
+    if "<" in text:
+        text = rx["html_tag"].sub("", text)
+    if "*" in text or "~~" in text:
+        text = rx["emphasis"].sub("", text)
     if "](" in text:
         text = rx["link"].sub(lambda m: m.group(1), text)
     if "][" in text:
@@ -299,14 +308,14 @@ def unmark(text: str) -> str:
 
 def _marked(text: str) -> bool:
     """Whether ``text`` holds anything ``unmark`` takes out."""
-    return "<!--" in text or "](" in text or "][" in text or "[^" in text
+    return "<" in text or "*" in text or "~~" in text or "](" in text or "][" in text or "[^" in text
 
 
 def reading(name: str, text: str, words: frozenset[str] | None = None) -> str:
     """One reading of ``text``: ``lines`` (normalised, line breaks kept), ``plain``
     (normalised), ``leet`` (plain, leetspeak folded when it spells one of ``words``),
     ``spaced`` (letter-spacing collapsed, then all leetspeak folded) or ``unmarked`` (plain
-    without HTML comments, link targets and footnote marks: ``unmark``)."""
+    without HTML comments and tags, emphasis markers, link targets and footnote marks: ``unmark``)."""
     if name == "lines":
         return prepare(text)
     if name == "spaced":
