@@ -402,3 +402,39 @@ def test_the_screening_verdicts_and_the_hit_log_are_the_users_alone(store, tmp_p
     for name in (verdicts, hits):
         if name.exists():
             assert stat.S_IMODE(name.stat().st_mode) == 0o600, name
+
+
+@pytest.mark.parametrize("how", ["recall", "refresh-then-recall"])  # the second as the CLI does it
+def test_a_locked_index_is_waited_for_once_not_once_per_way_of_refreshing(store, tmp_path, monkeypatch, caplog, how):
+    """An edited note is refreshed alone first; when the index is locked that sync waits the busy
+    timeout, and neither the complete refresh behind it nor the hit-log's fold after it may wait
+    for the same lock again (the documented wait is one busy timeout)."""
+    from memlane.index.sqlite import SQLiteIndex
+
+    path = tmp_path / "i.sqlite"
+    with Memory([store], embedder="none", index_path=path) as mem:
+        mem.refresh()
+    note = store / "user_role.md"
+    note.write_text(note.read_text() + "\nChanged since the last index.\n")
+    waits = []
+    real = SQLiteIndex.transaction
+
+    def counted(self):
+        waits.append(self.path)
+        return real(self)
+
+    monkeypatch.setattr(SQLiteIndex, "transaction", counted)
+    locker = sqlite3.connect(path, isolation_level=None)
+    try:
+        locker.execute("BEGIN EXCLUSIVE")
+        with caplog.at_level(logging.WARNING, logger="memlane"):
+            with Memory([store], embedder="none", index_path=path, config=small_timeout()) as mem:
+                if how == "refresh-then-recall":
+                    mem.refresh()
+                hits = mem.recall("release the postgres upgrade", refresh=how == "recall")
+                assert hits[0]["name"] == "project_postgres_upgrade"
+        assert "locked" in caplog.text
+        assert waits.count(str(path)) == 1, waits
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()

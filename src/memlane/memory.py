@@ -69,6 +69,7 @@ class Memory:
         #: fold the hit-log and move lifecycle states during recall (a daemon does it in the background)
         self.auto_lifecycle = True
         self._last_refresh: tuple[float, bool, RefreshReport] | None = None
+        self._refresh_problem: str | None = None  # what the last refresh could not do (a lock held past the timeout)
         self._heals_seen = 0
         self._team, self._team_made = None, False
         self._last_ranking: tuple | None = None  # ((prompt, index generation), ranking) of the last agent recall
@@ -194,6 +195,7 @@ class Memory:
         if self.team is not None:  # the team's graph, vectors and lifecycle (never inline in a hook)
             self.team.refresh(embedder, progress=progress)
         self._heals_seen = self.index.heals
+        self._refresh_problem = report.index_problem  # a locked index: this process waited for it once
         if not report.index_problem:
             self._last_refresh = (time.monotonic(), embed, report)
         return report
@@ -339,7 +341,7 @@ class Memory:
         plan = plan or RecallPlan(fusion=fusion, include_archived=include_archived, divergent=divergent, k=k)
         if refresh:
             self.refresh()
-        if self.auto_lifecycle:
+        if self.auto_lifecycle and not self._refresh_problem:  # a locked index is not waited for twice
             self.maintain_lifecycle(team=False)  # the team's is folded by its refresh, off a hook's path
         begun, generation = None, None
         try:

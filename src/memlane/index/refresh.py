@@ -155,7 +155,11 @@ class Refresher:
         before = self._in_line[1] if self._in_line is not None and self._in_line[0] == stored \
             and stored.endswith(f"|{writes}") else None
         self._in_line = None
-        edited = None if force else self._refresh_edited(found, embedder, progress, before)
+        locked = None
+        try:
+            edited = None if force else self._refresh_edited(found, embedder, progress, before)
+        except sqlite3.OperationalError as exc:  # locked past the busy timeout: the complete sync would wait again
+            edited, locked = None, exc
         if edited is not None:
             edited.notice, edited.seconds = notice, round(time.perf_counter() - started, 3)
             self._stamp_index(stamp_key, stamp, found)
@@ -170,6 +174,8 @@ class Refresher:
         max_chars = embedder.max_chars if embedder else None
         embedded, problem = 0, None
         try:
+            if locked is not None:
+                raise locked
             synced = self._sync(units, max_chars, progress)
             if embedder is not None:
                 embedded = self.embed(embedder, progress)
@@ -234,6 +240,11 @@ class Refresher:
                                writes=synced.writes)
             embedded = self.embed(embedder, progress) if embedder is not None else 0
             index.save_parsed_rows(read[1])
+        except sqlite3.OperationalError as exc:
+            if _locked(exc):
+                raise  # the complete refresh would wait for the same lock: ``refresh`` falls back at once
+            log.info("refreshing the edited notes alone did not work (%s): a complete refresh", exc)
+            return None
         except (sqlite3.Error, OSError) as exc:
             log.info("refreshing the edited notes alone did not work (%s): a complete refresh", exc)
             return None
@@ -321,3 +332,9 @@ def _links_of(unit) -> dict:
             "meta": {"links": meta.get("links") or [], "supersedes": meta.get("supersedes") or [],
                      "index_section": meta.get("index_section"), "store": meta.get("store"),
                      "superseded_by": meta.get("superseded_by") or []}}
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    """Another process holds the index past the busy timeout ("database is locked", "... busy")."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
