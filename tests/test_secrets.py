@@ -324,6 +324,52 @@ def test_patterns_compile_lazily():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
+# texts some rule or check once scanned quadratically (a lazy gap scanned again from every start, a
+# quantifier backtracking into its neighbour): ~200 KB each, more where the old scan was quicker, and
+# seconds to minutes each. The timeout guards against a hang, not a speed; a secret on the next line
+# is still found.
+ADVERSARIAL = {
+    "twilio name gap": "twilio" * 33_334,
+    "docker login gap": "docker login " * 15_385,
+    "curl gap": "curl " * 40_000,
+    "curl -u separator": "curl -u " + "=" * 200_000,
+    "private key body": "-----BEGIN PRIVATE KEY-----" * 15_000,  # 400 KB: the old scan took ~40 s
+    "JWT first part": "eyJ-" * 90_000,  # 360 KB: ~55 s
+    "YAML value": "password: x" + " " * 200_000 + "y",
+    "version check": "bearer 1" + ".1" * 100_000 + "~",
+    "placeholder check": "password: " + "example" * 40_000 + " x",  # 280 KB: ~50 s
+}
+
+
+@pytest.mark.parametrize("name", ADVERSARIAL)
+def test_adversarial_text_is_redacted_without_hanging(name):
+    code = ("import sys; from memlane.guards.secrets import REDACTED, find_secrets, redact; "
+            "text = sys.stdin.read() + '\\nDB_PASSWORD=hunter2'; "
+            "assert redact(text).endswith('DB_PASSWORD=' + REDACTED); assert find_secrets(text)")
+    subprocess.run([sys.executable, "-c", code], input=ADVERSARIAL[name], text=True, check=True, timeout=10)
+
+
+_LONG_KEY = pem("RSA PRIVATE KEY", body_lines=300)  # past the 16,000 characters a block may span
+
+
+@pytest.mark.parametrize("text, secrets", [
+    pytest.param(f"cookie x-{(t := jwt())} expired", [t], id="JWT after a dash"),
+    pytest.param(f"curl -s https://a | curl -u admin:{(p := rnd(12))} https://b", [p], id="two curls"),
+    pytest.param(f"docker login ghcr.io && docker login -u bob -p {(p2 := rnd(12))} x", [p2], id="two logins"),
+    pytest.param(f"TWILIO_TWILIO_AUTH_TOKEN={(h := rnd(32, HEX))}", [h], id="twilio twice"),
+    pytest.param("password:  two  spaced  words \t", ["two  spaced  words"], id="YAML blanks"),
+    # a truncated key ends at the next BEGIN (it used to run to that key's END): the note between stays
+    pytest.param(f"{_TRUNCATED}\n\nThe note goes on.\n{(k := pem('EC PRIVATE KEY'))}", [_TRUNCATED, k],
+                 id="truncated key then a key"),
+    pytest.param(_LONG_KEY, [_LONG_KEY[:_LONG_KEY.index("\n-----END")]], id="a key past the cap keeps its lines"),
+])
+def test_what_the_linear_rules_find(text, secrets):
+    expected = text
+    for secret in secrets:
+        expected = expected.replace(secret, REDACTED)
+    assert redact(text) == expected
+
+
 def _real_notes() -> list[Path]:
     from memlane import demo_store_path
 

@@ -15,7 +15,10 @@ Cost: nothing compiles at import (the hook path measures import time); a rule co
 first time a text holds one of its keywords (a fresh hook process compiles a handful, not all
 66: ~10 ms). Every rule names keywords; one pass of substring checks over the lower-cased text
 finds which occur, and a rule runs only on the lines that hold one of its own — so a note
-without a secret costs those checks plus a few regex scans over a handful of lines.
+without a secret costs those checks plus a few regex scans over a handful of lines. Each scan is
+linear in its line, a 1 MB one too: a gap stops where its rule's own start recurs, a block at the
+next BEGIN, and no quantifier backtracks into its neighbour (the texts that once took minutes are
+in tests/test_secrets.py).
 """
 
 from __future__ import annotations
@@ -40,13 +43,15 @@ class Finding:
     line: int
 
 
-# --- the checks an assigned value must pass (pattern sources, compiled by ``_re`` on first use)
+# --- the checks an assigned value must pass (pattern sources, compiled by ``_re`` on first use);
+# a value can be a whole line, so none may backtrack over it more than once: ``(?=\S*example)\S*``
+# is ``\S*example\S*`` without trying every "example" in it
 _PLACEHOLDER = (r"(?i)(?:[$<%]|\{\{|\[redacted|\*\*\*|xxx|\.\.\.|\u2026|your[_-]).*"
-                r"|none|null|nil|true|false|yes|no|on|off|~|-|\S*example\S*|value|string|secret|password|token|")
+                r"|none|null|nil|true|false|yes|no|on|off|~|-|(?=\S*example)\S*|value|string|secret|password|token|")
 _IDENTIFIER = r"[A-Za-z_][A-Za-z_.]*(?:\(\))?"  # password=password, token=self.token
 _DOTTED = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"
 _PATH_OR_URL = r"(?i)(?:~|\.{1,2})?/|[a-z][a-z0-9+.-]*://"
-_VERSION = r"(?i)v?\d+(?:\.\d+)+(?:[-+.][\w.]*)?"
+_VERSION = r"(?i)v?\d+\.\d+(?:\.[\w.]*|(?:\.\d+)*+[-+][\w.]*)?"  # v?\d+(?:\.\d+)+(?:[-+.][\w.]*)?, unambiguous
 _TYPE_NAME = r"(?:str|string|bytes|int|bool|SecretStr|Secret|Optional|None)\b"
 _CODE = r"[rbfuRBFU]{1,2}[\"']|[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*\.[A-Za-z_]"  # r"…", os.environ[…], cfg.x
 
@@ -125,6 +130,18 @@ _MYSQL = (r"\b(?i:mysql(?:dump|admin|import|check|sh|show|pump|binlog|slap|_upgr
 _WORD = r"(?:[ \t]+(?!-p)[^\s|;&`]+)"  # a word of the same command, not the -p option
 # the value glued to -p: quoted, or a run with a letter or digit in it (not the "`." after `mysql -p`.)
 _MYSQL_PW = r"(\"(?:[^\"\\\n]|\\.)+\"|'[^'\n]+'|(?=[^\s\"'`]*[A-Za-z0-9])[^\s\"'\[,`)][^\s\"'`)]*)"
+_PK_BEGIN = r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+_PK_END = r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+_DOCKER_LOGIN = r"\b(?:docker|podman|buildah)\s+login\b"
+_CURL = r"\bcurl\b"
+
+
+def _until(start: str, char: str = r"[^\n]") -> str:
+    """A lazy gap of ``char`` that stops where the rule's own ``start`` matches again: a later
+    start finds the same secret, and no stretch of a line is scanned from two starts (linear)."""
+    return rf"(?:(?!{start}){char})*?"
+
+
 _CJK_WORDS = ("密码", "口令", "密钥", "秘钥", "令牌", "パスワード", "비밀번호")  # password, key…
 
 #: (family, keywords, pattern, secret group, value check). A rule runs only on the lines that
@@ -132,8 +149,11 @@ _CJK_WORDS = ("密码", "口令", "密钥", "秘钥", "令牌", "パスワード
 #: lies on one line); a rule without keywords runs on the whole text and must be cheap.
 #: Order matters when two rules find the same span: the earlier (more exact) family wins.
 _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
+    # the block runs to the first END within 16,000 characters (an 8192-bit RSA key is ~6,500) and
+    # not past another BEGIN, where the next match starts: no stretch is scanned twice; a longer
+    # or unended block keeps its base64 lines
     ("private key", (),
-     r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+     rf"{_PK_BEGIN}(?:(?:(?!{_PK_BEGIN}|{_PK_END}).){{0,16000}}+{_PK_END}"
      r"|(?:\r?\n[ \t]*(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+:[^\n]*|(?=\r?\n[A-Za-z0-9+/=]{16,})))*)", 0, None),
     ("AWS access key id", ("akia", "asia", "abia", "acca", "a3t"),
      r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", 0, None),
@@ -164,12 +184,18 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("Google OAuth secret", ("gocspx-", "ya29."),
      r"\bGOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])|\bya29\.[A-Za-z0-9_-]{20,}", 0, None),
     ("Hugging Face token", ("hf_", "api_org_"), r"\b(?:hf_|api_org_)[A-Za-z0-9]{34,}\b", 0, None),
-    ("JWT", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, None),
+    # from the start of a run of the token's characters to its first eyJ (at the start or after a
+    # "-"): a later eyJ of the same run ends its first part where this one does, so it can only fail
+    # too, and is never tried (eyJ-eyJ-… stays linear)
+    ("JWT", ("eyj",),
+     r"(?<![A-Za-z0-9_-])(?>(?:[A-Za-z0-9_-]*?-)??(?=eyJ))"
+     r"(eyJ[A-Za-z0-9_-]{8,}+\.ey[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,})", 1, None),
     ("npm token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b", 0, None),
     ("npm token", ("_auth",), r"(?i):?_auth(?:token)?[ \t]*=[ \t]*[\"']?([^\s\"']+)", 1, _env),
     ("Twilio key", ("SK", "AC"), rf"\bSK[0-9a-fA-F]{{32}}\b|\bAC{_HEX32}\b", 0, None),
     ("Twilio key", ("twilio",),
-     rf"(?i)twilio[\w.-]*?(?:auth[_.-]?token|secret)[\"']?[ \t]*[:=][ \t]*[\"']?({_HEX32})\b", 1, None),
+     rf"(?i)twilio{_until('twilio', '[a-z0-9_.-]')}(?:auth[_.-]?token|secret)[\"']?[ \t]*[:=][ \t]*[\"']?({_HEX32})\b",
+     1, None),
     ("SendGrid API key", ("sg.",), r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", 0, None),
     ("Mailgun key", ("key-",), r"\bkey-[0-9a-zA-Z]{32}\b", 0, None),
     ("Mailgun key", ("mailgun",), rf"\b{_HEX32}-[0-9a-f]{{8}}-[0-9a-f]{{8}}\b", 0, None),
@@ -187,7 +213,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("Docker registry auth", ("auth", "identitytoken"),
      r"(?i)\"(?:auth|identitytoken|registrytoken)\"[ \t]*:[ \t]*\"([A-Za-z0-9+/=._-]{8,})\"", 1, None),
     ("Docker registry auth", ("login",),
-     r"(?i)\b(?:docker|podman|buildah)\s+login\b[^\n]*?\s(?:-p|--password)[ \t=]+[\"']?([^\s\"']+)", 1, _given),
+     rf"(?i){_DOCKER_LOGIN}{_until(_DOCKER_LOGIN)}\s(?:-p|--password)[ \t=]+[\"']?([^\s\"']+)", 1, _given),
     ("Discord token", ("webhooks",), r"discord(?:app)?\.com/api/webhooks/\d+/([A-Za-z0-9_-]{40,})", 1, None),
     ("Discord token", ("discord", "bot", "token"),
      r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b", 0, None),
@@ -222,8 +248,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
      r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key)[ \t]+)?"
      r"([A-Za-z0-9._~+/=:-]+)", 1, _header),
     ("bearer token", ("bearer",), r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)", 1, _plausible),
+    # ``++``: the separator keeps its "=" (given back, each one rescanned ``-u ====…`` to its end)
     ("password in command line", ("curl",),
-     r"(?i)\bcurl\b[^\n]*?\s(?:-u|--user)[ \t=]+[\"']?[^\s:\"']*:([^\s\"']+)", 1, _given),
+     rf"(?i){_CURL}{_until(_CURL)}\s(?:-u|--user)[ \t=]++[\"']?[^\s:\"']*:([^\s\"']+)", 1, _given),
     # MySQL's clients take the password glued to -p (-p alone asks for it; -P is the port). The client
     # must be a command: at a line's start (a shell prompt, a list item, inline code), after a pipe, a
     # semicolon, `&&`, `$(`, sudo or an `exec` (so `find /etc/mysql -print` and `grep mysql -parallel`
@@ -241,9 +268,11 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
      1, _env),
     ("API key or token", ("token", "key", "auth"),
      rf"(?<![A-Za-z0-9])(?:TOKEN|KEY|APIKEY|AUTH)=(?!=){_ENV_VALUE}", 1, _env),
+    # the value runs to the line's last character that is not a blank (greedy: a lazy value tried
+    # the blanks-to-the-end from every space of the line)
     ("password or secret", ("pass", "secret", "pwd"),
      r"(?im)^[ \t]*(?:[-*][ \t]+)?([\"']?)[\w.-]*?(?:password|passwd|passphrase|secret|[_.-]pwd)\1"
-     r"[ \t]*(?::[ \t]+|\uff1a[ \t]*)(\S[^\r\n]*?)[ \t]*$", 2, _line),
+     r"[ \t]*(?::[ \t]+|\uff1a[ \t]*)(\S(?:[^\r\n]*[^ \t\r\n])?)[ \t]*+$", 2, _line),
     ("password or secret", ("pass", "secret", "pwd", "credential"),
      rf"(?i){_PW_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _any),
     ("password or secret", _CJK_WORDS, rf"(?:{'|'.join(_CJK_WORDS)})[ \t]*{_SEP}([!-~]+)", 1, _any),
@@ -341,7 +370,11 @@ def find_secrets(text: str) -> list[Finding]:
     """What looks like a secret in ``text``: family, span and line — never the value."""
     if not text:
         return []
-    return [Finding(family, start, end, text.count("\n", 0, start) + 1) for start, end, _, family in _spans(text)]
+    found, line, at = [], 1, 0
+    for start, end, _, family in _spans(text):  # in order: count the newlines since the last one
+        line, at = line + text.count("\n", at, start), start
+        found.append(Finding(family, start, end, line))
+    return found
 
 
 def redact(text: str) -> str:
