@@ -283,7 +283,7 @@ class Memory:
         Private notes are not candidates; nothing is recorded in the hit-log."""
         if n <= 0:
             return []
-        known = {r.path for r in after}
+        known = {r.uid for r in after}  # its identity: a printed path may be redacted or neutral
         ranking = self._ranking_at_hand(prompt)
         if ranking is not None:
             # the prompt's own recall just ranked them: the next of its ranking, not a second search
@@ -295,12 +295,12 @@ class Memory:
             states = unit_states(self.index, [h.unit_id for h in hits])
             hits = [h for h in hits if states.get(h.unit_id) != "archived"]
             paths = self.index.units_by_id([h.unit_id for h in hits])
-            hits = [h for h in hits if h.unit_id in paths and paths[h.unit_id].get("path") not in known][:n]
+            hits = [h for h in hits if h.unit_id in paths and paths[h.unit_id].get("uid") not in known][:n]
             return recalled_units(self.index, prompt, hits, depth=Depth.SUMMARY, explain=False)
         plan = RecallPlan(min_score=0.0, k=min(MAX_K, len(after) + n), constellations=False)
         found = self.recall(prompt, depth=Depth.SUMMARY, refresh=False, record=False, include_private=False,
                             plan=plan, session=session)
-        return [r for r in found if r.path not in known][:n]
+        return [r for r in found if r.uid not in known][:n]
 
     def archived_may_answer(self, prompt: str) -> bool:
         """Whether a deep recall of ``prompt`` (archived notes admitted) could bring a note that the

@@ -44,7 +44,9 @@ def runtime_dir() -> str:
         return shared  # not there yet: created, 0700, when a daemon starts
     if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
         return shared  # the user's own (``private_dir`` checks its mode)
-    return os.path.join(_cache_home(), "run")
+    own = os.path.join(_cache_home(), "run")
+    # a socket's path holds ~107 bytes: a deep cache folder cannot serve (the shared one is then refused, as before)
+    return own if len(os.fsencode(own)) + len("/0123456789abcdef.sock") <= 104 else shared
 
 
 def _cache_home() -> str:

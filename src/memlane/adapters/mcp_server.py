@@ -28,7 +28,7 @@ import re
 from typing import Literal
 
 from ..errors import ToolError
-from ..guards.exits import WITHHELD, neutral_names, risk_kind, row_risk
+from ..guards.exits import WITHHELD, WITHHELD_FIELDS, neutral_names, risk_kind, row_risk
 from ..index.text import estimate_tokens
 from ..memory import Depth, Memory
 from ..recall import MAX_K as RECALL_MAX_K
@@ -163,9 +163,9 @@ class Engine:
             if other in private or other not in rows:
                 continue
             weight = EDGE_WEIGHTS.get(kind, 0.5)
-            out.append({"id": rows[other]["name"], "path": rows[other]["path"], "link": kind,
-                        "direction": "links to" if direction == "out" else "linked from",
-                        "activation": round(decay * weight / fan ** memory.config.associate.fan, 4)})
+            out.append(neutral_names({"id": rows[other]["name"], "path": rows[other]["path"], "link": kind,
+                                      "direction": "links to" if direction == "out" else "linked from",
+                                      "activation": round(decay * weight / fan ** memory.config.associate.fan, 4)}))
         out.sort(key=lambda n: -n["activation"])
         return {"id": row["name"], "path": row["path"], "neighbours": out,
                 "constellation": _constellation(index, row["id"], private),
@@ -216,7 +216,8 @@ class Engine:
         if risk:
             shown = _withhold(dict(note), risk)
             return f"# {shown['name']}\n\n({shown['withheld']})\n\n(source: {shown['path']})\n"
-        return f"# {note['title'] or note['name']}\n\n{note['description']}\n\n{note['body']}\n\n(source: {note['path']})\n"
+        path = neutral_names({"path": note["path"]})["path"]
+        return f"# {note['title'] or note['name']}\n\n{note['description']}\n\n{note['body']}\n\n(source: {path})\n"
 
     def _row(self, note_id: str) -> dict:
         memory = self.memory
@@ -273,8 +274,8 @@ def _withhold(out: dict, risk: str | None) -> dict:
     """A note that reads as an attempt to steer the agent reaches it through no tool: its text
     is withheld (as the hooks never inject it), its id and the reason stay."""
     if not risk:
-        return out
-    for field in ("title", "summary", "description", "body", "text"):  # a title is screened too: it goes
+        return neutral_names(out)  # a folder that reads as an instruction is not named, whatever the note
+    for field in WITHHELD_FIELDS:  # each field screened goes: a type, a kind, a title carry text too
         out.pop(field, None)
     neutral_names(out)  # and an id or file name that carries the payload by itself
     out["risk"] = risk_kind(risk)  # not the note's own words, which the reason quotes
@@ -373,7 +374,7 @@ def _constellation(index, unit: int, private) -> list[str]:
     for group in index.constellation_groups():
         if unit in group:
             rows = index.units_by_id([u for u in group if u != unit and u not in private])
-            return [rows[u]["name"] for u in group if u in rows]
+            return [neutral_names({"name": rows[u]["name"]})["name"] for u in group if u in rows]
     return []
 
 

@@ -33,29 +33,35 @@ def unit_risk(*fields: str | None) -> str | None:
 def row_risk(row: dict) -> str | None:
     """``unit_risk`` of a stored note as the index or ``Memory.show`` gives it (or another domain's
     unit, its ``text``): what the hooks screen, for the faces that hand one note out on request
-    (``memlane show``, the MCP server) — every field of it they print."""
-    meta = row.get("meta") or {}
-    return unit_risk(row.get("name"), row.get("path"), row.get("title"),
-                     meta.get("index_hook"), row.get("description"), row.get("body"), row.get("text"),
-                     row.get("type"), *_texts(meta.get("recall")), *_texts(meta.get("paths")),
-                     *_texts(meta.get("supersedes")), *_texts(meta.get("kind")), *_texts(meta.get("status")))
+    (``memlane show``, the MCP server) — every field of it they print, its metadata whole (the
+    MEMORY.md section, ``superseded_by``, what the parser said of a bad value)."""
+    return unit_risk(row.get("name"), os.path.basename(row.get("path") or ""), row.get("title"),
+                     row.get("description"), row.get("body"), row.get("text"), row.get("type"),
+                     *_texts({k: v for k, v in (row.get("meta") or {}).items() if k not in _FOLDERS}))
+
+
+#: metadata that names where a note lives, not what it says: the store's folder (``neutral_path``
+#: keeps one that reads as an instruction out of what is printed) and the path within it
+_FOLDERS = ("store", "rel")
 
 
 def recalled_fields(item) -> tuple[str | None, ...]:
     """Every text of a recalled unit (``Recalled``) that a face may hand the agent, for
-    ``unit_risk``: its name and path (each folder of it: a repository names the folders it mounts,
-    and the hooks print the folder), title, hook, description, body, type, recall keywords,
-    ``paths:``, kind and status."""
-    return (item.name, item.path, item.title, item.hook, item.description, item.body,
+    ``unit_risk``: its name and file name, title, hook, description, body, type, recall keywords,
+    ``paths:``, kind and status. (Its folder is the store's: ``neutral_path`` keeps a folder that
+    reads as an instruction out of what is printed, without keeping the notes in it out.)"""
+    return (item.name, os.path.basename(item.path), item.title, item.hook, item.description, item.body,
             item.type, *item.recall, *item.paths, item.kind, item.status)
 
 
 def _texts(value) -> list[str]:
-    """A frontmatter value as the strings a face prints of it (a list's items, or the value)."""
-    if value is None:
+    """Every string a face may print of a value: the value, a list's items, a mapping's values."""
+    if value is None or isinstance(value, (bool, int, float)):
         return []
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
     if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
+        return [t for v in value for t in _texts(v)]
     return [str(value)]
 
 
@@ -73,18 +79,56 @@ WITHHELD = ("withheld: this note's text reads as an instruction to the agent ({r
             "the user can review it in the file itself or with `memlane lint`")
 
 
+#: what a face leaves of a withheld note: not one of these, each of which may carry its text
+WITHHELD_FIELDS = ("title", "hook", "preview", "summary", "description", "body", "text", "recall", "paths",
+                   "type", "kind", "status", "meta", "reached", "stale")
+
+
 def neutral_names(data: dict) -> dict:
-    """``data`` (a withheld note's, as a face hands it out) with its name — ``name``, ``id`` or, in
-    another source's list, ``address`` — and its file's name replaced when one reads as an
-    instruction by itself: what is left of a withheld note must not carry its payload either."""
+    """``data`` (a note's, as a face hands it out) with its name — ``name``, ``id`` or, in another
+    source's list, ``address`` — replaced when it reads as an instruction by itself, and its path
+    made ``neutral_path``: what is left of a withheld note must not carry its payload either."""
     for key in ("name", "id", "address"):
         if isinstance(data.get(key), str) and unit_risk(data[key]):
             data[key] = NAME_WITHHELD
-    path = data.get("path") or ""
-    if isinstance(path, str) and path and unit_risk(path):
-        folder = os.path.dirname(path)  # the file's name, or a folder of the path, carries it
-        data["path"] = NAME_WITHHELD if unit_risk(folder) else os.path.join(folder, NAME_WITHHELD)
+    path = data.get("path")
+    if isinstance(path, str) and path:
+        path = neutral_path(path)
+        if unit_risk(os.path.basename(path)):
+            path = os.path.join(os.path.dirname(path), NAME_WITHHELD)
+        data["path"] = path
+    meta = data.get("meta")
+    if isinstance(meta, dict) and isinstance(meta.get("store"), str) and _folder_risky(meta["store"]):
+        data["meta"] = {**meta, "store": FOLDER_WITHHELD}
     return data
+
+
+def neutral_path(path: str) -> str:
+    """``path`` with its folder replaced when the folder reads as an instruction to the agent (a
+    repository names the folders it mounts, and the hooks print them): the notes in it are read
+    as any others, their folder is not printed."""
+    folder = os.path.dirname(path)
+    return os.path.join(FOLDER_WITHHELD, os.path.basename(path)) if folder and _folder_risky(folder) else path
+
+
+#: what stands for such a folder
+FOLDER_WITHHELD = "[a folder whose name reads as an instruction to the agent]"
+
+
+def neutral_links(text: str) -> str:
+    """``text`` (how a note was reached: "via [[name]] …") with each linked name that reads as an
+    instruction replaced: a quarantined note is not named through the notes it links to either."""
+    if "[[" not in text:
+        return text
+    import re
+
+    return re.sub(r"\[\[([^\]\n]{1,300})\]\]",
+                  lambda m: f"[[{NAME_WITHHELD}]]" if _folder_risky(m.group(1)) else m.group(0), text)
+
+
+@lru_cache(maxsize=256)
+def _folder_risky(folder: str) -> bool:
+    return _risk(folder) is not None
 
 
 def unit_text(*fields: str | None) -> str:

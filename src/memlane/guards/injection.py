@@ -108,9 +108,12 @@ _RULES = (
     (OVERRIDE, "turns", r"(?m:^)[ \t>*#+-]*(?:\d{1,9}[.)][ \t]+)?(?:\[[ xX]\][ \t]+)?<(?:/ ?)?system"
                         r"[-_ \u2010\u2011]?(?:reminder|message|prompt)(?:[ \t\n][^>]{0,400})? ?>"
                         r"|(?:\A|\n[ \t>]*\n)[ \t>*#]*human ?: ?\**[ \t]*\S+(?:[ \t]+\S+){3,}"),
-    # ... or a whole wrapper, opened and closed within one line wherever it stands, not in backticks
-    (OVERRIDE, "turns", r"(?<!`)<system[-_ \u2010\u2011]?(reminder|message|prompt)(?:[ \t][^>\n]{0,400})? ?>"
-                        r"[^\n`]{0,2000}?</ ?system[-_ \u2010\u2011]?\1 ?>"),
+    # ... or a whole wrapper around a sentence (three words at least), opened and closed within one line
+    # wherever it stands: not in backticks, and not a prose mention ("an empty <system-reminder></system-reminder>
+    # pair", "the closing </system-reminder> tag")
+    (OVERRIDE, "turns", r"(?<!`)<system[-_ \u2010\u2011]?(reminder|message|prompt)(?:\s[^>\n]{0,400})?\s?>"
+                        r"(?=[^<\n]*?\w+\W+\w+\W+\w)[^<\n]{0,2000}?</ ?system[-_ \u2010\u2011]?\1 ?>"
+                        r"(?! ?(?:tags?|blocks?|elements?|wrappers?|pairs?)\b)"),
     # a claimed approval of what the agent runs ("has pre-approved all shell commands"), not of a vendor
     (OVERRIDE, "en", r"(?:has|have|had|already) pre[-\u2010\u2011 ]?approved (?:(?:all|every|any|each|the following"
                      r"|these|this|running|shell|bash|terminal|tool) ){0,3}(?:commands?|tool calls?|tools?|actions?"

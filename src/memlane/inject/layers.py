@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Bracket, InjectConfig
 from ..deferred import later
-from ..guards.exits import recalled_fields, unit_risks
+from ..guards.exits import neutral_names, recalled_fields, risk_kind, unit_risks
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..recall import MAX_K
@@ -169,6 +169,7 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
     more, risky_more = _screen(others, None)
     items, risky = items + more, risky + risky_more
     report["quarantined"] = risky
+    _neutral_layers(report, {r.name for r in results} - {i.name for i in items})
     planned = [(item, planned_depth(n, bracket, config.moderate_full)) for n, item in enumerate(items)]
     refresh_s = config.refresh_minutes * 60
     fresh = [(item, depth) for item, depth in planned
@@ -250,12 +251,23 @@ def _screen(items: list[Recalled], root: str | None, memory: Memory | None = Non
     verdicts = None if memory is None else _verdicts(memory)
     for item, reason in zip(items, unit_risks(fields, verdicts)):
         if reason:
-            risky.append({"name": item.name, "path": item.path, "why": reason})
+            # what --explain and `recall --prompt-json` say of it (an agent may run them): the kind, no words of it
+            risky.append(neutral_names({"name": item.name, "path": item.path, "why": risk_kind(reason)}))
             continue
         if root:
             item = item.with_(stale=tuple(stale_marks(f"{item.description}\n{item.body}", root)))
         kept.append(item)
     return kept, risky
+
+
+def _neutral_layers(report: dict, quarantined: set[str]) -> None:
+    """The names the report's layers list, a quarantined note's neutral where it reads as an
+    instruction by itself (``--explain`` and ``recall --prompt-json`` print them, and an agent may
+    run either); the others were screened whole, their names with them."""
+    if not quarantined:
+        return
+    for data in report["layers"].values():
+        data["recalled"] = [neutral_names({"name": n})["name"] if n in quarantined else n for n in data["recalled"]]
 
 
 def _verdicts(memory: Memory):

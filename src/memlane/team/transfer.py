@@ -121,7 +121,10 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
     taken = {INDEX_FILE.casefold()}
     for note in sorted(every, key=lambda n: (n.index_order is None, n.index_order or 0, n.id)):
         risk = unit_risk(note.name, os.path.basename(note.rel), note.title, note.index_hook, note.index_section,
-                         note.description, note.body, note.text)
+                         note.description, note.body, note.text,
+                         *(str(v) for v in (getattr(note, a, None) for a in ("type", "kind", "status")) if v),
+                         *(str(v) for a in ("recall", "paths", "supersedes", "superseded_by")
+                           for v in (getattr(note, a, None) or ())))
         if risk:  # neither its line nor its file: what reads as an instruction never reaches the agent
             quarantined.append({"name": note.name, "rel": note.rel, "why": risk})
             continue

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..associate.graph import resolve_links
 from .consolidate import disagreement
 from ..guards import redact
-from ..guards.exits import unit_risk
+from ..guards.exits import row_risk
 from ..index.text import STOPWORDS, fts_text, has_cjk
 from ..store import INDEX_FILE, parse_memory_index
 from ..store.links import link_key
@@ -82,6 +82,7 @@ class _Note:
     body: str
     title: str
     meta: dict
+    type: str | None = None
 
     @property
     def text(self) -> str:
@@ -148,7 +149,7 @@ def _note_from_row(row: dict) -> _Note:
     meta = row["meta"]
     return _Note(row["id"], row["name"], row["path"], meta.get("rel", Path(row["path"]).name),
                  meta.get("store", str(Path(row["path"]).parent)), row["description"], row["body"], row["title"] or "",
-                 meta)
+                 meta, row.get("type"))
 
 
 def _read_index_file(root: Path) -> _IndexFile | None:
@@ -374,7 +375,9 @@ def check_malformed(store: _Store) -> list[Finding]:
 def check_injection(store: _Store) -> list[Finding]:
     findings = []
     for n in store.notes:
-        risk = unit_risk(n.name, Path(n.path).name, n.title, n.meta.get("index_hook"), n.text)
+        # what every face screens before it prints a note (its metadata whole): what the hooks withhold
+        risk = row_risk({"name": n.name, "path": n.path, "title": n.title, "description": n.description,
+                         "body": n.body, "type": n.type, "meta": n.meta})
         if risk:
             quoted = risk.split('"', 1)[-1].rstrip('"')
             findings.append(Finding("injection", "error", n.path,

@@ -24,11 +24,11 @@ if TYPE_CHECKING:  # the library is imported when a command opens it: `memlane r
 def withhold(data: dict, risk: str | None, fields: tuple[str, ...]) -> dict:
     """``data`` without ``fields`` (its text) when ``risk`` says it reads as an instruction to the
     agent, its names neutral where they carry that themselves, and the reason."""
-    if not risk:
-        return data
-    from ...guards.exits import WITHHELD, neutral_names, risk_kind  # here: the CLI's start-up stays light
+    from ...guards.exits import WITHHELD, WITHHELD_FIELDS, neutral_names, risk_kind  # the CLI's start-up stays light
 
-    for field in fields:
+    if not risk:
+        return neutral_names(data)  # a folder that reads as an instruction is not named, whatever the note
+    for field in (*WITHHELD_FIELDS, *fields):
         data.pop(field, None)
     kind = risk_kind(risk)  # an agent may run this: not the note's own words
     return neutral_names(data) | {"risk": kind, "withheld": WITHHELD.format(risk=kind)}

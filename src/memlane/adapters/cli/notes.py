@@ -52,7 +52,7 @@ def cmd_show(args) -> int:
         note = found[n] = withhold(note, None if args.unscreened else row_risk(note),
                                    ("title", "description", "body", "meta"))
         if "withheld" in note:
-            text.append(f"# {note['name']}  ({note['type'] or '-'}, {note['scope']}{mark})\n{note['path']}\n\n"
+            text.append(f"# {note['name']}  ({note['scope']}{mark})\n{note['path']}\n\n"
                         f"({note['withheld']})\n")
             continue
         text.append(f"# {note['title']}  ({note['type'] or '-'}, {note['scope']}{mark})\n{note['path']}\n")

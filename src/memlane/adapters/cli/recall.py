@@ -178,7 +178,7 @@ def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] |
         mark = ", private" if r.private else ""  # the user's own: this command shows it, no hook injects it
         if risk := (risks or {}).get(n):
             shown = withhold({"name": r.name, "path": r.path}, risk, ())
-            lines += [f"{r.rank}. {shown['name']}  ({r.type or '-'}, {r.scope}{mark})  [{r.score:.3f}]",
+            lines += [f"{r.rank}. {shown['name']}  ({r.scope}{mark})  [{r.score:.3f}]",  # a type is its text too
                       f"   ({shown['withheld']})", f"   {shown['path']}"]
             if explain and r.explain is not None:
                 lines += _explain_lines(r.explain)
@@ -349,8 +349,10 @@ def _recall_hook_input(args) -> int:
     lines += [f"  menu  {path}  (listed as possibly relevant)" for path in report.get("menu", [])]
     if report["omitted"]:
         lines.append(f"  (cut by the budget or the cap: {', '.join(report['omitted'])})")
-    lines += ["", "why (the recall ranking for the query):", format_results(ranking, Depth.IDS, True)]
+    risks = _risks(ranking)  # the ranking names what the hook withholds: as recall prints it
+    lines += ["", "why (the recall ranking for the query):", format_results(ranking, Depth.IDS, True, risks)]
     if injection.text:
         lines += ["", "--- the injected text ---", injection.text]
-    emit(args, {"report": report, "ranking": [r.as_dict() for r in ranking], "text": injection.text}, "\n".join(lines))
+    emit(args, {"report": report, "ranking": [withhold(r.as_dict(), risks.get(n), _TEXT_FIELDS)
+                                              for n, r in enumerate(ranking)], "text": injection.text}, "\n".join(lines))
     return 0
