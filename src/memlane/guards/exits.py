@@ -24,7 +24,7 @@ def clean_data(obj: object) -> object:
 
 def unit_risk(*fields: str | None) -> str | None:
     """Why a unit reads as an attempt to steer the agent, screening every field of it that can
-    reach the agent together — its name, path, title, index hook, description, body — so
+    reach the agent together — its name, file name, title, index hook, description, body — so
     an override split across fields (a title and its hook) is read as one text. A resident
     process screens the same notes prompt after prompt: the verdicts are remembered."""
     return _risk(unit_text(*fields))
@@ -98,7 +98,7 @@ def neutral_names(data: dict) -> dict:
             path = os.path.join(os.path.dirname(path), NAME_WITHHELD)
         data["path"] = path
     meta = data.get("meta")
-    if isinstance(meta, dict) and isinstance(meta.get("store"), str) and _folder_risky(meta["store"]):
+    if isinstance(meta, dict) and isinstance(meta.get("store"), str) and _reads_as_instruction(meta["store"]):
         data["meta"] = {**meta, "store": FOLDER_WITHHELD}
     return data
 
@@ -108,7 +108,7 @@ def neutral_path(path: str) -> str:
     repository names the folders it mounts, and the hooks print them): the notes in it are read
     as any others, their folder is not printed."""
     folder = os.path.dirname(path)
-    return os.path.join(FOLDER_WITHHELD, os.path.basename(path)) if folder and _folder_risky(folder) else path
+    return os.path.join(FOLDER_WITHHELD, os.path.basename(path)) if folder and _reads_as_instruction(folder) else path
 
 
 #: what stands for such a folder
@@ -123,12 +123,13 @@ def neutral_links(text: str) -> str:
     import re
 
     return re.sub(r"\[\[([^\]\n]{1,300})\]\]",
-                  lambda m: f"[[{NAME_WITHHELD}]]" if _folder_risky(m.group(1)) else m.group(0), text)
+                  lambda m: f"[[{NAME_WITHHELD}]]" if _reads_as_instruction(m.group(1)) else m.group(0), text)
 
 
 @lru_cache(maxsize=256)
-def _folder_risky(folder: str) -> bool:
-    return _risk(folder) is not None
+def _reads_as_instruction(text: str) -> bool:
+    """A folder or a linked name, alone: a few of them per process, each screened once."""
+    return _risk(text) is not None
 
 
 def unit_text(*fields: str | None) -> str:
