@@ -225,7 +225,8 @@ def test_a_folder_whose_name_is_an_instruction_is_never_printed(tmp_path):
         assert "previous instructions" not in out.getvalue().lower(), out.getvalue()
         assert "deploy_rules" in out.getvalue() or "feedback_deploy" in out.getvalue()  # the note itself came
     for args in (["show", "deploy_rules", "--json"], ["show", "deploy_rules"],
-                 ["recall", "how do I deploy the server", "--json", "--depth", "full"]):
+                 ["recall", "how do I deploy the server", "--json", "--depth", "full"],
+                 ["recall", "how do I deploy the server", "--depth", "full"]):
         shown = _cli({"store": folder, "tmp": tmp_path}, *args)
         assert "ops/deploy.sh" in shown and "withheld" not in shown, shown
         assert "previous instructions" not in shown.lower(), shown

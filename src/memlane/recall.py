@@ -29,7 +29,7 @@ from .index.storage import Storage as Index
 from .index.text import query_terms
 from .lifecycle.usage import recency_of, state_of
 from .retrieve.fusion import Legs
-from .guards.exits import neutral_links, neutral_path, risk_kind, row_risk
+from .guards.exits import neutral_links, risk_kind, row_risk
 from .guards.secrets import redact
 from .retrieve.recalled import Explanation, Recalled
 from .retrieve.search import Hit, order_hits, rank
@@ -283,8 +283,8 @@ def recalled_note(row: dict, *, rank: int = 0, hit: Hit | None = None, depth: De
             path=tuple(neutral_links(step) for step in hit.path),
             risk=_risk_kind(row))
     return Recalled(
-        name=redact(row["name"]), path=neutral_path(redact(row["path"])), rank=rank, score=round(hit.score, 4) if hit else 0.0,
-        reached=neutral_links(reached or ("; ".join(hit.path) if hit and hit.path else "seed")),
+        name=redact(row["name"]), path=redact(row["path"]), rank=rank, score=round(hit.score, 4) if hit else 0.0,
+        reached=reached or ("; ".join(hit.path) if hit and hit.path else "seed"),
         title=redact(row["title"] or row["name"]), type=row["type"], scope=row["scope"],
         description=redact(row["description"]), body=redact(row["body"]), hook=redact(meta.get("index_hook") or ""),
         recall=tuple(redact(k) for k in meta.get("recall", [])), paths=tuple(redact(p) for p in meta.get("paths", [])),

@@ -100,6 +100,8 @@ def neutral_names(data: dict) -> dict:
     meta = data.get("meta")
     if isinstance(meta, dict) and isinstance(meta.get("store"), str) and _reads_as_instruction(meta["store"]):
         data["meta"] = {**meta, "store": FOLDER_WITHHELD}
+    if isinstance(data.get("reached"), str):
+        data["reached"] = neutral_links(data["reached"])
     return data
 
 
@@ -115,15 +117,31 @@ def neutral_path(path: str) -> str:
 FOLDER_WITHHELD = "[a folder whose name reads as an instruction to the agent]"
 
 
-def neutral_links(text: str) -> str:
+def neutral_links(text: str, risky=None) -> str:
     """``text`` (how a note was reached: "via [[name]] …") with each linked name that reads as an
-    instruction replaced: a quarantined note is not named through the notes it links to either."""
+    instruction replaced: a quarantined note is not named through the notes it links to either.
+    ``risky``: the set of such names when the caller screened them (``linked_names``)."""
     if "[[" not in text:
         return text
     import re
 
-    return re.sub(r"\[\[([^\]\n]{1,300})\]\]",
-                  lambda m: f"[[{NAME_WITHHELD}]]" if _reads_as_instruction(m.group(1)) else m.group(0), text)
+    def neutral(m) -> str:
+        bad = m.group(1) in risky if risky is not None else _reads_as_instruction(m.group(1))
+        return f"[[{NAME_WITHHELD}]]" if bad else m.group(0)
+
+    return re.sub(_LINKED, neutral, text)
+
+
+_LINKED = r"\[\[([^\]\n]{1,300})\]\]"
+
+
+def linked_names(text: str) -> list[str]:
+    """The names ``text`` (how a note was reached) links, for ``neutral_links``."""
+    if "[[" not in text:
+        return []
+    import re
+
+    return re.findall(_LINKED, text)
 
 
 @lru_cache(maxsize=256)

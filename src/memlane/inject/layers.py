@@ -18,12 +18,14 @@ Both return an :class:`Injection`: the text, and a report of every decision (for
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import Bracket, InjectConfig
 from ..deferred import later
-from ..guards.exits import neutral_names, recalled_fields, risk_kind, unit_risks
+from ..guards.exits import (FOLDER_WITHHELD, linked_names, neutral_links, neutral_names, recalled_fields, risk_kind,
+                            unit_risks)
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..recall import MAX_K
@@ -249,7 +251,14 @@ def _screen(items: list[Recalled], root: str | None, memory: Memory | None = Non
     kept, risky = [], []
     fields = [recalled_fields(i) for i in items]
     verdicts = None if memory is None else _verdicts(memory)
+    # the folders and the linked names they print, screened alone (a repository names the folders it
+    # mounts; a quarantined note's name is how its neighbours were reached), through the same verdicts
+    aside = sorted({os.path.dirname(i.path) for i in items if os.path.dirname(i.path)}
+                   | {n for i in items for n in linked_names(i.reached)})
+    flagged = {text for text, why in zip(aside, unit_risks([(t,) for t in aside], verdicts)) if why}
     for item, reason in zip(items, unit_risks(fields, verdicts)):
+        if flagged:
+            item = _neutral_item(item, flagged)
         if reason:
             # what --explain and `recall --prompt-json` say of it (an agent may run them): the kind, no words of it
             risky.append(neutral_names({"name": item.name, "path": item.path, "why": risk_kind(reason)}))
@@ -258,6 +267,14 @@ def _screen(items: list[Recalled], root: str | None, memory: Memory | None = Non
             item = item.with_(stale=tuple(stale_marks(f"{item.description}\n{item.body}", root)))
         kept.append(item)
     return kept, risky
+
+
+def _neutral_item(item: Recalled, flagged: set[str]) -> Recalled:
+    """``item`` with its folder and the names of how it was reached left out where ``flagged``."""
+    folder = os.path.dirname(item.path)
+    path = os.path.join(FOLDER_WITHHELD, os.path.basename(item.path)) if folder in flagged else item.path
+    reached = neutral_links(item.reached, flagged)
+    return item if (path, reached) == (item.path, item.reached) else item.with_(path=path, reached=reached)
 
 
 def _neutral_layers(report: dict, quarantined: set[str]) -> None:

@@ -172,8 +172,12 @@ def _embed_in_background(args) -> None:
 def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] | None = None) -> str:
     if not results:
         return "(nothing relevant)"
+    from ...guards.exits import neutral_names
+
     lines = []
     for n, r in enumerate(results):
+        # a folder or a linked name that reads as an instruction is not printed (as in --json)
+        r = r.with_(**neutral_names({"path": r.path, "reached": r.reached}))
         tag = "" if r.reached.startswith("seed") else f"  <- {r.reached}"
         mark = ", private" if r.private else ""  # the user's own: this command shows it, no hook injects it
         if risk := (risks or {}).get(n):
