@@ -284,3 +284,12 @@ def test_a_quarantined_notes_name_is_not_given_through_the_notes_it_links(tmp_pa
     for extra in ([], ["--json"]):
         out = _cli({"store": store, "tmp": tmp_path}, "recall", "--prompt-json", str(payload), *extra)
         assert "previous instructions" not in out.lower(), out[:800]
+
+
+def test_a_secret_split_by_an_invisible_character_is_redacted():
+    # what leaves memlane has zero-width spaces, word joiners and BOMs taken out, then is redacted
+    from memlane.guards.exits import clean
+
+    for text in ("AKIA\u200bIOSFODNN7EXAMPLE", f"token {COLOURED[:10]}\u2060{COLOURED[10:]}", f"\ufeff{COLOURED}"):
+        assert "[redacted secret]" in clean(text) and "IOSFODNN7EXAMPLE" not in clean(text)
+        assert COLOURED[10:] not in clean(text)

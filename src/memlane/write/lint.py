@@ -20,7 +20,7 @@ from pathlib import Path
 from ..associate.graph import resolve_links
 from .consolidate import disagreement
 from ..guards import redact
-from ..guards.exits import row_risk
+from ..guards.exits import risk_kind, row_risk
 from ..index.text import STOPWORDS, fts_text, has_cjk
 from ..store import INDEX_FILE, parse_memory_index
 from ..store.links import link_key
@@ -372,7 +372,9 @@ def check_malformed(store: _Store) -> list[Finding]:
 
 
 # -- 7. injection risk ------------------------------------------------------------------------
-def check_injection(store: _Store) -> list[Finding]:
+def check_injection(store: _Store, *, quote: bool = True) -> list[Finding]:
+    """Notes that read as an attempt to steer the agent, with the words that do (``quote``) or the
+    kind of risk alone (an agent's shell may run ``memlane lint``: the line says where to look)."""
     findings = []
     for n in store.notes:
         # what every face screens before it prints a note (its metadata whole): what the hooks withhold
@@ -381,7 +383,8 @@ def check_injection(store: _Store) -> list[Finding]:
         if risk:
             quoted = risk.split('"', 1)[-1].rstrip('"')
             findings.append(Finding("injection", "error", n.path,
-                                    f"reads as an attempt to steer the agent ({risk}); it is never injected "
+                                    f"reads as an attempt to steer the agent ({risk if quote else risk_kind(risk)}); "
+                                    "it is never injected "
                                     "automatically: rephrase it as background, or remove it",
                                     line=_line_of(store.raw(n.path), quoted[:30])))
     return findings
@@ -494,9 +497,10 @@ _SINGLE = {"broken-links": check_broken_links, "orphans": check_orphans, "descri
            "secrets": check_secrets, "index-lines": check_index_lines, "index-size": check_index_size}
 
 
-def lint(memory, *, checks: list[str] | None = None, refresh: bool = True) -> LintReport:
+def lint(memory, *, checks: list[str] | None = None, refresh: bool = True, quote: bool = True) -> LintReport:
     """Run ``checks`` (default: all of ``CHECKS``) over ``memory``'s stores. Raises ValueError
-    for an unknown check name."""
+    for an unknown check name. ``quote=False``: a note that reads as an instruction to the agent is
+    reported by the kind of risk and its line, without its words (for a caller that may be an agent)."""
     unknown = sorted(set(checks or ()) - CHECKS.keys())
     if unknown:
         raise ValueError(f"unknown check {', '.join(unknown)}; known: {', '.join(CHECKS)}")
@@ -505,7 +509,9 @@ def lint(memory, *, checks: list[str] | None = None, refresh: bool = True) -> Li
     store = _Store(memory, skipped)
     findings: list[Finding] = []
     for name in wanted:
-        if name in _SINGLE:
+        if name == "injection":
+            findings += check_injection(store, quote=quote)
+        elif name in _SINGLE:
             findings += _SINGLE[name](store)
     pair_checks = {"near-duplicates", "contradictions"} & set(wanted)
     if pair_checks:

@@ -137,7 +137,8 @@ def cmd_lint(args) -> int:
 
     memory = memory_with_notes(args)
     try:
-        report = lint(memory, checks=args.check)
+        # the words of a note that reads as an instruction: for a person at a terminal, not an agent's shell
+        report = lint(memory, checks=args.check, quote=sys.stdin.isatty())
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     notice(memory)
