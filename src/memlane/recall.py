@@ -281,7 +281,7 @@ def recalled_note(row: dict, *, rank: int = 0, hit: Hit | None = None, depth: De
             relevance=round(hit.relevance, 4), importance=round(hit.importance, 4), recency=round(hit.recency, 4),
             base_level=None if hit.base_level is None else round(hit.base_level, 3), state=hit.state,
             path=tuple(neutral_links(step) for step in hit.path),
-            risk=_risk_kind(row))
+            risk=risk_kind(row_risk(row)))  # --explain: the kind, never the note's words (an agent may run it)
     return Recalled(
         name=redact(row["name"]), path=redact(row["path"]), rank=rank, score=round(hit.score, 4) if hit else 0.0,
         reached=reached or ("; ".join(hit.path) if hit and hit.path else "seed"),
@@ -290,13 +290,6 @@ def recalled_note(row: dict, *, rank: int = 0, hit: Hit | None = None, depth: De
         recall=tuple(redact(k) for k in meta.get("recall", [])), paths=tuple(redact(p) for p in meta.get("paths", [])),
         kind=meta.get("kind"), status=meta.get("status"), private=bool(meta.get("private")),
         state=hit.state if hit else "active", explain=explanation, depth=depth, uid=row["uid"])
-
-
-def _risk_kind(row: dict) -> str | None:
-    """What ``--explain`` says of a note that reads as an instruction to the agent: the kind of
-    risk, never the note's words (an agent may run it)."""
-    risk = row_risk(row)
-    return risk_kind(risk) if risk else None
 
 
 def log_recall(hit_log, prompt: str, results: list[Recalled], hits: list[Hit], *, session: str | None, depth: Depth,

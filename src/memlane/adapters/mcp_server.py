@@ -28,7 +28,7 @@ import re
 from typing import Literal
 
 from ..errors import ToolError
-from ..guards.exits import WITHHELD, WITHHELD_FIELDS, neutral_names, risk_kind, row_risk
+from ..guards.exits import neutral_names, row_risk, withhold
 from ..index.text import estimate_tokens
 from ..memory import Depth, Memory
 from ..recall import MAX_K as RECALL_MAX_K
@@ -214,7 +214,7 @@ class Engine:
         [note] = [n for n in self.memory.show(row["name"], session="mcp") if n["path"] == row["path"]]
         risk = row_risk(note)
         if risk:
-            shown = _withhold(dict(note), risk)
+            shown = withhold(dict(note), risk)
             return f"# {shown['name']}\n\n({shown['withheld']})\n\n(source: {shown['path']})\n"
         path = neutral_names({"path": note["path"]})["path"]
         return f"# {note['title'] or note['name']}\n\n{note['description']}\n\n{note['body']}\n\n(source: {path})\n"
@@ -267,20 +267,8 @@ def _shape(result: dict, depth: Depth) -> dict:
                     "summary": result.get("preview"), "path": result["path"]})
     if depth is Depth.FULL:
         out.update({"description": result.get("description"), "body": result.get("body")})
-    return _withhold(out, e.get("risk"))
+    return withhold(out, e.get("risk"))
 
-
-def _withhold(out: dict, risk: str | None) -> dict:
-    """A note that reads as an attempt to steer the agent reaches it through no tool: its text
-    is withheld (as the hooks never inject it), its id and the reason stay."""
-    if not risk:
-        return neutral_names(out)  # a folder that reads as an instruction is not named, whatever the note
-    for field in WITHHELD_FIELDS:  # each field screened goes: a type, a kind, a title carry text too
-        out.pop(field, None)
-    neutral_names(out)  # and an id or file name that carries the payload by itself
-    out["risk"] = risk_kind(risk)  # not the note's own words, which the reason quotes
-    out["withheld"] = WITHHELD.format(risk=out["risk"])
-    return out
 
 
 def why(e: dict, *, detailed: bool = True) -> str:
@@ -308,7 +296,7 @@ def _shape_hit(hit: dict, depth: Depth) -> dict:
         out.update({"title": hit.get("title"), "summary": shorten(first, 160), "path": hit["path"]})
     if depth is Depth.FULL:
         out["text"] = hit["text"]
-    return _withhold(out, row_risk(hit)) if depth is not Depth.IDS else out
+    return withhold(out, row_risk(hit)) if depth is not Depth.IDS else out
 
 
 def _fit_buckets(answer: dict) -> dict:
@@ -338,7 +326,7 @@ def _note(row: dict, depth: Depth) -> dict:
         out.update({"title": row["title"] or row["name"], "description": row["description"]})
     if depth is Depth.FULL:
         out["body"] = row["body"]
-    return _withhold(out, row_risk(row))
+    return withhold(out, row_risk(row))
 
 
 def _fit(answer: dict, full: list[dict] | None) -> dict:

@@ -65,10 +65,10 @@ def _texts(value) -> list[str]:
     return [str(value)]
 
 
-def risk_kind(risk: str) -> str:
+def risk_kind(risk: str | None) -> str | None:
     """What the agent may be told of a withheld note's risk: the kind alone ("instruction
     override"), never the note's words that the reason quotes for the user (``memlane lint``)."""
-    return risk.split(": ", 1)[0]
+    return risk.split(": ", 1)[0] if risk else None
 
 
 #: what stands for a withheld note's name, or its file's, when that alone reads as an instruction
@@ -84,6 +84,19 @@ WITHHELD_FIELDS = ("title", "hook", "preview", "summary", "description", "body",
                    "type", "kind", "status", "meta", "reached", "stale")
 
 
+def withhold(data: dict, risk: str | None) -> dict:
+    """``data`` (a note as a face hands it out: ``show``, ``recall``, an MCP tool) when ``risk``
+    says it reads as an instruction to the agent: none of its text (``WITHHELD_FIELDS``), its names
+    neutral, the kind of risk and why it is withheld; without a risk, its names neutral alone (a
+    folder that reads as an instruction is not named, whatever the note)."""
+    if not risk:
+        return _neutral_places(data)  # its names were screened with its text
+    for field in WITHHELD_FIELDS:
+        data.pop(field, None)
+    kind = risk_kind(risk)
+    return neutral_names(data) | {"risk": kind, "withheld": WITHHELD.format(risk=kind)}
+
+
 def neutral_names(data: dict) -> dict:
     """``data`` (a note's, as a face hands it out) with its name — ``name``, ``id`` or, in another
     source's list, ``address`` — replaced when it reads as an instruction by itself, and its path
@@ -92,11 +105,16 @@ def neutral_names(data: dict) -> dict:
         if isinstance(data.get(key), str) and unit_risk(data[key]):
             data[key] = NAME_WITHHELD
     path = data.get("path")
-    if isinstance(path, str) and path:
-        path = neutral_path(path)
-        if unit_risk(os.path.basename(path)):
-            path = os.path.join(os.path.dirname(path), NAME_WITHHELD)
-        data["path"] = path
+    if isinstance(path, str) and path and unit_risk(os.path.basename(path)):
+        data["path"] = os.path.join(os.path.dirname(path), NAME_WITHHELD)
+    return _neutral_places(data)
+
+
+def _neutral_places(data: dict) -> dict:
+    """``data`` with the places it names — its folder (its path's, its store's) and the notes it
+    was reached through — neutral where one reads as an instruction to the agent."""
+    if isinstance(data.get("path"), str) and data["path"]:
+        data["path"] = neutral_path(data["path"])
     meta = data.get("meta")
     if isinstance(meta, dict) and isinstance(meta.get("store"), str) and _reads_as_instruction(meta["store"]):
         data["meta"] = {**meta, "store": FOLDER_WITHHELD}
@@ -105,19 +123,24 @@ def neutral_names(data: dict) -> dict:
     return data
 
 
-def neutral_path(path: str) -> str:
+def neutral_path(path: str, risky: set[str] | None = None) -> str:
     """``path`` with its folder replaced when the folder reads as an instruction to the agent (a
     repository names the folders it mounts, and the hooks print them): the notes in it are read
-    as any others, their folder is not printed."""
+    as any others, their folder is not printed. ``risky``: the folders the caller screened so."""
     folder = os.path.dirname(path)
-    return os.path.join(FOLDER_WITHHELD, os.path.basename(path)) if folder and _reads_as_instruction(folder) else path
+    bad = folder in risky if risky is not None else bool(folder) and _reads_as_instruction(folder)
+    return os.path.join(FOLDER_WITHHELD, os.path.basename(path)) if bad else path
 
 
 #: what stands for such a folder
 FOLDER_WITHHELD = "[a folder whose name reads as an instruction to the agent]"
 
 
-def neutral_links(text: str, risky=None) -> str:
+#: a linked name in how a note was reached
+_LINKED = r"\[\[([^\]\n]{1,300})\]\]"
+
+
+def neutral_links(text: str, risky: set[str] | None = None) -> str:
     """``text`` (how a note was reached: "via [[name]] …") with each linked name that reads as an
     instruction replaced: a quarantined note is not named through the notes it links to either.
     ``risky``: the set of such names when the caller screened them (``linked_names``)."""
@@ -130,9 +153,6 @@ def neutral_links(text: str, risky=None) -> str:
         return f"[[{NAME_WITHHELD}]]" if bad else m.group(0)
 
     return re.sub(_LINKED, neutral, text)
-
-
-_LINKED = r"\[\[([^\]\n]{1,300})\]\]"
 
 
 def linked_names(text: str) -> list[str]:

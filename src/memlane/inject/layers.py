@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Bracket, InjectConfig
 from ..deferred import later
-from ..guards.exits import (FOLDER_WITHHELD, linked_names, neutral_links, neutral_names, recalled_fields, risk_kind,
+from ..guards.exits import (linked_names, neutral_links, neutral_names, neutral_path, recalled_fields, risk_kind,
                             unit_risks)
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
@@ -271,9 +271,7 @@ def _screen(items: list[Recalled], root: str | None, memory: Memory | None = Non
 
 def _neutral_item(item: Recalled, flagged: set[str]) -> Recalled:
     """``item`` with its folder and the names of how it was reached left out where ``flagged``."""
-    folder = os.path.dirname(item.path)
-    path = os.path.join(FOLDER_WITHHELD, os.path.basename(item.path)) if folder in flagged else item.path
-    reached = neutral_links(item.reached, flagged)
+    path, reached = neutral_path(item.path, flagged), neutral_links(item.reached, flagged)
     return item if (path, reached) == (item.path, item.reached) else item.with_(path=path, reached=reached)
 
 

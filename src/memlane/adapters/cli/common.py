@@ -21,17 +21,12 @@ from ..progress import ProgressBar
 if TYPE_CHECKING:  # the library is imported when a command opens it: `memlane recall` through the daemon never does
     from ...memory import Memory
 
-def withhold(data: dict, risk: str | None, fields: tuple[str, ...]) -> dict:
-    """``data`` without ``fields`` (its text) when ``risk`` says it reads as an instruction to the
-    agent, its names neutral where they carry that themselves, and the reason."""
-    from ...guards.exits import WITHHELD, WITHHELD_FIELDS, neutral_names, risk_kind  # the CLI's start-up stays light
+def withhold(data: dict, risk: str | None) -> dict:
+    """``guards.exits.withhold``, imported when a note is handed out: the CLI's start-up (the daemon
+    client's too) loads no guard module."""
+    from ...guards import exits
 
-    if not risk:
-        return neutral_names(data)  # a folder that reads as an instruction is not named, whatever the note
-    for field in (*WITHHELD_FIELDS, *fields):
-        data.pop(field, None)
-    kind = risk_kind(risk)  # an agent may run this: not the note's own words
-    return neutral_names(data) | {"risk": kind, "withheld": WITHHELD.format(risk=kind)}
+    return exits.withhold(data, risk)
 
 
 def command(sub, name: str, *, help: str, description: str, examples: str, func, store: bool = True,  # noqa: A002

@@ -49,8 +49,7 @@ def cmd_show(args) -> int:
         # the agent may run this command (the hooks' menu says so): it gets what the hooks give; meta goes
         # too, its index hook is screened text
         mark = ", private" if (note.get("meta") or {}).get("private") else ""  # the user's own: no hook injects it
-        note = found[n] = withhold(note, None if args.unscreened else row_risk(note),
-                                   ("title", "description", "body", "meta"))
+        note = found[n] = withhold(note, None if args.unscreened else row_risk(note))
         if "withheld" in note:
             text.append(f"# {note['name']}  ({note['scope']}{mark})\n{note['path']}\n\n"
                         f"({note['withheld']})\n")

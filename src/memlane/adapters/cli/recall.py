@@ -112,7 +112,7 @@ def recall_answer(memory: "Memory", request: dict) -> tuple[str, str]:
                             divergent=request["divergent"], refresh=False, session=request["session"])
     err = f"memlane: {memory.embedder_notice}\n" if memory.embedder_notice else ""
     risks = {} if request.get("unscreened") else _risks(results)
-    data = [withhold(r.as_dict(), risks.get(n), _TEXT_FIELDS) for n, r in enumerate(results)]
+    data = [withhold(r.as_dict(), risks.get(n)) for n, r in enumerate(results)]
     return rendered(request["json"], {"prompt": request["prompt"], "results": data},
                     format_results(results, depth, request["explain"], risks)), err
 
@@ -123,10 +123,6 @@ def _risks(results) -> dict[int, str]:
 
     found = {n: unit_risk(*recalled_fields(r)) for n, r in enumerate(results)}
     return {n: risk for n, risk in found.items() if risk}
-
-
-#: what a recalled note's data holds of its text
-_TEXT_FIELDS = ("title", "hook", "preview", "description", "body", "recall", "paths")
 
 
 def _daemon_for(args) -> tuple[str, str, list[str]]:
@@ -181,7 +177,7 @@ def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] |
         tag = "" if r.reached.startswith("seed") else f"  <- {r.reached}"
         mark = ", private" if r.private else ""  # the user's own: this command shows it, no hook injects it
         if risk := (risks or {}).get(n):
-            shown = withhold({"name": r.name, "path": r.path}, risk, ())
+            shown = withhold({"name": r.name, "path": r.path}, risk)
             lines += [f"{r.rank}. {shown['name']}  ({r.scope}{mark})  [{r.score:.3f}]",  # a type is its text too
                       f"   ({shown['withheld']})", f"   {shown['path']}"]
             if explain and r.explain is not None:
@@ -267,7 +263,7 @@ def _recall_domains(args, prompt: str) -> int:
         from ...guards.exits import row_risk
 
         for bucket in out["buckets"]:
-            bucket["results"] = [withhold(hit, row_risk(hit), ("title", "text", "meta")) for hit in bucket["results"]]
+            bucket["results"] = [withhold(hit, row_risk(hit)) for hit in bucket["results"]]
     out["missing_domains"] = missing
     # files privacy.exclude keeps out are counted, never listed: their names stay in their scope too
     skipped = {name: [s for s in report.get("skipped", []) if "privacy" not in s.get("reason", "")]
@@ -357,6 +353,6 @@ def _recall_hook_input(args) -> int:
     lines += ["", "why (the recall ranking for the query):", format_results(ranking, Depth.IDS, True, risks)]
     if injection.text:
         lines += ["", "--- the injected text ---", injection.text]
-    emit(args, {"report": report, "ranking": [withhold(r.as_dict(), risks.get(n), _TEXT_FIELDS)
+    emit(args, {"report": report, "ranking": [withhold(r.as_dict(), risks.get(n))
                                               for n, r in enumerate(ranking)], "text": injection.text}, "\n".join(lines))
     return 0
