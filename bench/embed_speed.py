@@ -4,6 +4,10 @@
     .venv/bin/python bench/embed_speed.py                         # e5-minilm vs e5-minilm-onnx
     .venv/bin/python bench/embed_speed.py --embedders e5-minilm-onnx,all-minilm-l6-v2 --rounds 3
     .venv/bin/python bench/embed_speed.py --tokenizers            # the identity check (needs tokenizers)
+    .venv/bin/python bench/embed_speed.py --embedders 'e5-minilm-onnx[MEMLANE_MINILM_DIR=/tmp/old],e5-minilm-onnx'
+
+An embedder written ``NAME[VAR=VALUE]`` runs with that environment variable set in its child: model
+files before and after a re-export, side by side (``$MEMLANE_MINILM_DIR`` names a MiniLM folder).
 
 Speed: each embedder runs in a child process of its own (its RSS is its own), in turns, round after
 round (A B, B A, ...), so load from other processes falls on both alike; the best round is kept.
@@ -145,10 +149,16 @@ def measure(name: str, synthetic: Path | None, query_rounds: int) -> dict:
 
 
 def run_child(name: str, synthetic: Path | None, query_rounds: int) -> dict:
-    cmd = [sys.executable, __file__, "--child", name, "--query-rounds", str(query_rounds)]
+    """One embedder in a child process; ``NAME[VAR=VALUE]`` sets VAR in the child's environment."""
+    env = os.environ.copy()
+    embedder, _, setting = name.partition("[")
+    if setting:
+        var, _, value = setting.rstrip("]").partition("=")
+        env[var] = value
+    cmd = [sys.executable, __file__, "--child", embedder, "--query-rounds", str(query_rounds)]
     if synthetic is not None:
         cmd += ["--synthetic-dir", str(synthetic)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{name}: {proc.stderr.strip()}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -68,13 +68,16 @@ class MiniLMEmbedder(Embedder):
 
         self._session, self._tokenizer = _load()
         self._cls, self._sep = self._tokenizer.special_id(CLS), self._tokenizer.special_id(SEP)
+        #: what the model file reads: ``input_ids`` alone (one unpadded text per run needs no mask), or,
+        #: from an export before that, ``attention_mask`` (all ones) and ``token_type_ids`` (zeros) too
+        self._inputs = [i.name for i in self._session.get_inputs()]
 
     def _pooled(self, text: str):
         import numpy as np
 
         ids = np.asarray([[self._cls, *self._tokenizer.encode(text)[:MAX_TOKENS - 2], self._sep]], dtype=np.int64)
-        (hidden,) = self._session.run(
-            None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
+        given = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        (hidden,) = self._session.run(None, {name: given[name] for name in self._inputs})
         return hidden[0].mean(axis=0)
 
     def embed_batch(self, texts: Sequence[str], *, is_query: bool):
