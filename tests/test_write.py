@@ -85,6 +85,26 @@ def test_add_writes_claude_codes_format_and_its_index_line(tmp_path):
     assert not [p for p in store.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_a_note_whose_index_line_falls_past_claude_codes_cut_says_so(tmp_path):
+    """Claude Code loads only the first 200 lines of MEMORY.md: a note added to a longer index is
+    one Claude Code never sees, and the writer is told (a line within the cut says nothing)."""
+    store = seeded(tmp_path)
+    with memory(store, tmp_path) as mem:
+        near = mem.add(Draft(name="flaky_e2e", description="when an end-to-end test fails only on CI runners",
+                             type="feedback", body="Retry the e2e suite once."))
+        assert near["applied"] and near["warnings"] == []
+        with (store / "MEMORY.md").open("a", encoding="utf-8") as index:
+            index.writelines(f"- [Old {n}](project_old_{n}.md) — an old pointer\n" for n in range(210))
+        far = mem.add(Draft(name="office_plants", description="when watering the office plants", type="project",
+                            body="Water the ficus on Mondays."))
+    assert far["applied"]
+    line = [l.line_no for l in parse_memory_index((store / "MEMORY.md").read_text())
+            if l.file == "project_office_plants.md"]
+    assert line == [214]
+    assert len(far["warnings"]) == 1 and "line 214" in far["warnings"][0]
+    assert "Claude Code loads only the first 200 lines" in far["warnings"][0]
+
+
 def test_the_four_advices(tmp_path):
     store = seeded(tmp_path)
     with memory(store, tmp_path) as mem:

@@ -6,6 +6,10 @@ import re
 from dataclasses import dataclass
 
 INDEX_FILE = "MEMORY.md"
+#: Claude Code loads only the first 200 lines or 25 KB of MEMORY.md, whichever comes first
+#: (Claude Code's memory documentation); 25 KB read as 25,000 bytes, the earlier of the two readings
+LOADED_MAX_LINES = 200
+LOADED_MAX_BYTES = 25_000
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _LINE = re.compile(r"^\s*[-*]\s*\[(?P<title>[^\]]+)\]\((?P<file>[^)\s]+)\)\s*(?:[—–:-]+\s*)?(?P<hook>.*)$")
 
@@ -35,3 +39,15 @@ def parse_memory_index(text: str) -> list[IndexLine]:
             lines.append(IndexLine(m.group("title").strip(), m.group("file").strip(), m.group("hook").strip(),
                                    number, section))
     return lines
+
+
+def loaded_lines(text: str) -> int:
+    """How many lines of a ``MEMORY.md`` holding ``text`` Claude Code loads: the first
+    ``LOADED_MAX_LINES``, fewer when they pass ``LOADED_MAX_BYTES``; a line past the cut is never seen."""
+    lines = text.rstrip("\n").split("\n") if text.strip() else []
+    encoded = 0
+    for number, line in enumerate(lines[:LOADED_MAX_LINES], start=1):
+        encoded += len(line.encode("utf-8")) + 1
+        if encoded > LOADED_MAX_BYTES:
+            return number - 1
+    return min(len(lines), LOADED_MAX_LINES)

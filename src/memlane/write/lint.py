@@ -23,16 +23,15 @@ from ..guards import redact
 from ..guards.exits import risk_kind, row_risk
 from ..index.text import STOPWORDS, fts_text, has_cjk
 from ..store import INDEX_FILE, parse_memory_index
+from ..store.memory_index import LOADED_MAX_BYTES, LOADED_MAX_LINES, loaded_lines
 from ..store.links import link_key
 from ..store.scan import read_text
 
 LEVELS = ("info", "warning", "error")  # worst last
 #: a note is one fact: past ~1,000 tokens it is several, and recall injects it whole (J5)
 MAX_BODY_CHARS = 4000
-#: Claude Code loads only the first 200 lines or 25 KB of MEMORY.md, whichever comes first
-#: (Claude Code's memory documentation); 25 KB read as 25,000 bytes, the earlier of the two readings
-INDEX_MAX_LINES = 200
-INDEX_MAX_BYTES = 25_000
+INDEX_MAX_LINES = LOADED_MAX_LINES  # what Claude Code loads of MEMORY.md (store/memory_index.py)
+INDEX_MAX_BYTES = LOADED_MAX_BYTES
 #: near-duplicate: cosine this far from the model's strong cosine towards 1 (embedders live on
 #: different scales); on agent_notes_dev and the demo store with e5-minilm only the superseded
 #: backups pair reaches it (0.934), topic neighbours stop at ~0.90
@@ -458,13 +457,7 @@ def check_index_size(store: _Store) -> list[Finding]:
     findings = []
     for index_file in filter(None, store.index_files.values()):
         lines = index_file.text.rstrip("\n").split("\n") if index_file.text.strip() else []
-        cut_line = INDEX_MAX_LINES
-        encoded = 0
-        for number, line in enumerate(lines, start=1):
-            encoded += len(line.encode("utf-8")) + 1
-            if encoded > INDEX_MAX_BYTES:
-                cut_line = min(cut_line, number - 1)
-                break
+        cut_line = loaded_lines(index_file.text)
         if len(lines) <= cut_line:
             continue
         hidden = [l for l in index_file.lines if l.line_no > cut_line]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import consolidate
 from ..store.links import link_key
+from ..store.memory_index import INDEX_FILE, LOADED_MAX_BYTES, LOADED_MAX_LINES, loaded_lines, parse_memory_index
 from ..store.write import Draft, WriteError, rewrite_note, write_new_note
 
 if TYPE_CHECKING:
@@ -93,7 +94,27 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     memory.reload_stores()  # a store folder this note created is read from now on
     memory.refresh(recheck=True)  # the next recall sees the change
     out.update({"applied": True, "written": str(path)})
+    if advice.action != consolidate.UPDATE and not draft.private:
+        out["warnings"] += index_cut_warnings(folder, path.name)
     return out
+
+
+def index_cut_warnings(folder: Path, filename: str) -> list[str]:
+    """When the ``MEMORY.md`` line of ``filename`` lies past what Claude Code loads of that file, say
+    so: Claude Code's own recall never sees the note (memlane's still does)."""
+    index = folder / INDEX_FILE
+    try:
+        text = index.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    cut = loaded_lines(text)
+    line = next((l.line_no for l in parse_memory_index(text) if l.file.lstrip("./") == filename), None)
+    if line is None or line <= cut:
+        return []
+    return [f"{index} now has {len(text.splitlines())} lines, and this note's line is line {line}: Claude Code loads "
+            f"only the first {LOADED_MAX_LINES} lines or {LOADED_MAX_BYTES // 1000} KB of it, so Claude Code never sees "
+            "the note there (memlane still recalls it) — shorten or merge lines of MEMORY.md (`memlane lint` shows "
+            "where the cut falls)"]
 
 
 def secret_warnings(draft: Draft) -> list[str]:
