@@ -112,6 +112,16 @@ def test_missing_frontmatter_uses_the_file_stem():
     assert n.problems == []
 
 
+def test_frontmatter_that_is_never_closed_is_a_problem():
+    """A header whose closing '---' is missing reads as body, and says so: lint and the logs
+    report it, instead of a note that silently lost its name, description and type."""
+    n = note("---\nname: deploy\ndescription: when deploying\ntype: project\n\nDeploy on Tuesdays.\n",
+             "project_deploy.md")
+    assert (n.name, n.description, n.type) == ("project_deploy", "", None)
+    assert len(n.problems) == 1 and "not closed" in n.problems[0]
+    assert note("--- a rule, not a header\nbody\n", "plain.md").problems == []
+
+
 def test_bom_without_frontmatter_is_not_part_of_the_body():
     n = note("\ufeffplain body\n", "plain.md")
     assert n.body == "plain body"

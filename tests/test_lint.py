@@ -222,6 +222,7 @@ def test_malformed_files_are_findings_not_crashes(tmp_path):
     folder = make_store(tmp_path / "s", {
         "bad_yaml.md": '---\nname: bad\ndescription: "quoted" then more\ntype: feedback\n---\nBody.\n',
         "no_frontmatter.md": "Just a body, when nothing else is known.\n",
+        "unclosed.md": "---\nname: unclosed\ndescription: when the header never ends\n\nBody.\n",
         "good.md": note("good", "When all is well, say so", "Body."),
     }, index=None)
     (folder / "binary.md").write_bytes(b"\x00\x01\x02binary")
@@ -229,7 +230,8 @@ def test_malformed_files_are_findings_not_crashes(tmp_path):
     by_file = {}
     for f in found(run_lint(folder), "malformed"):
         by_file.setdefault(Path(f.path).name, []).append(f.message)
-    assert set(by_file) == {"bad_yaml.md", "no_frontmatter.md", "binary.md", "latin1.md"}
+    assert set(by_file) == {"bad_yaml.md", "no_frontmatter.md", "unclosed.md", "binary.md", "latin1.md"}
+    assert "not closed" in by_file["unclosed.md"][0]
     assert "not valid YAML" in by_file["bad_yaml.md"][0]
     assert "binary" in by_file["binary.md"][0]
     assert "not UTF-8" in by_file["latin1.md"][0]

@@ -27,6 +27,7 @@ def _yaml():
         _loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml, _loader
 _FENCE = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
+_OPENING = re.compile(r"\A---[ \t]*\r?\n")
 _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
 
 
@@ -42,7 +43,9 @@ def split_frontmatter(text: str) -> Frontmatter:
     text = text.removeprefix("\ufeff")
     match = _FENCE.match(text)
     if not match:
-        return Frontmatter({}, text)
+        unclosed = ["frontmatter is not closed (no second '---' line): the whole file is read as the body, and "
+                    "name, description and type come from the file name only"] if _OPENING.match(text) else []
+        return Frontmatter({}, text, unclosed)
     raw, body = match.group(1) or "", text[match.end():]
     problems: list[str] = []
     try:

@@ -15,7 +15,7 @@ NOTE_TYPES = ("user", "feedback", "project", "reference")
 NOTE_KINDS = ("principle", "correction", "decision", "guideline", "pitfall", "process", "model")
 NOTE_STATUSES = ("active", "dormant", "archived")
 #: bump when a note's text is read into different fields: every cached parse is then dropped
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 
 
 def answer_keys(name: str, path: str) -> set[str]:
