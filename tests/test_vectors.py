@@ -298,3 +298,16 @@ def test_a_large_first_pass_on_two_threads_reads_every_row_as_one_does(tmp_path,
     assert np.array_equal(one.top(200)[0], two.top(200)[0]) and np.allclose(one.top(200)[1], two.top(200)[1])
     assert np.array_equal(alone, two.pack.first_pass(query))
     index.close()
+
+
+def test_a_missing_embedder_is_said_once_by_each_command(store, tmp_path, broken_embedder, capsys):
+    """Without the embedding extra the notice names what to install, once: the library's warning
+    and the command's own notice are the same line."""
+    from memlane.adapters.cli import main
+
+    common = ["--store", str(store), "--embedder", broken_embedder, "--index", str(tmp_path / "i.sqlite")]
+    for argv in (["index", *common], ["recall", *common, "release the postgres upgrade"]):
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        notices = [line for line in err.splitlines() if "keyword-only" in line]
+        assert len(notices) == 1 and "pip install" in notices[0], err

@@ -42,17 +42,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Said:
+    """Records each line the log writes to stderr (``common.SAID``), and drops one already written."""
+
+    def filter(self, record) -> bool:
+        from .common import SAID
+
+        line = f"memlane: {record.getMessage()}"
+        if line in SAID:
+            return False
+        SAID.add(line)
+        return True
+
+
 def _stderr_logging(*, verbose: bool) -> None:
     """Diagnostics to stderr as ``memlane: …`` lines, redacted (stderr is an exit too); one such
     handler per process."""
     from ...guards.secrets import RedactingFilter
+    from .common import SAID
 
+    SAID.clear()  # one command's lines (main runs more than once in a process under test)
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, "memlane_cli", False)]:
         root.removeHandler(old)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("memlane: %(message)s"))
     handler.addFilter(RedactingFilter())
+    handler.addFilter(_Said())
     handler.memlane_cli = True
     root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)

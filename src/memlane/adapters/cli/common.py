@@ -142,9 +142,22 @@ def say(text: str) -> None:
     sys.stdout.write(clean(text.rstrip("\n")) + "\n")
 
 
+#: the ``memlane: …`` lines this process wrote to stderr, its log's included: a notice the library
+#: logged already (a missing embedding model) is not written a second time
+SAID: set[str] = set()
+
+
+def say_once(text: str) -> None:
+    """``text``'s lines to stderr, each one only if this process has not written it yet."""
+    for line in text.splitlines():
+        if line not in SAID:
+            SAID.add(line)
+            sys.stderr.write(line + "\n")
+
+
 def notice(memory: "Memory") -> None:
     if memory.embedder_notice:
-        sys.stderr.write(f"memlane: {memory.embedder_notice}\n")
+        say_once(f"memlane: {memory.embedder_notice}")
 
 
 def refresh_with_progress(memory: "Memory") -> None:

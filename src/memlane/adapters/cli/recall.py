@@ -14,7 +14,7 @@ from ...errors import UsageError
 from ..agents import DEFAULT, NAMES
 from ..progress import ProgressBar
 from .common import (command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
-                     result_count, store_args, withhold)
+                     result_count, say_once, store_args, withhold)
 
 if TYPE_CHECKING:
     from ...memory import Memory
@@ -98,7 +98,7 @@ def cmd_recall(args) -> int:
     if left:
         _embed_in_background(args)
     out, err = recall_answer(memory, request)
-    sys.stderr.write(err)
+    say_once(err)
     sys.stdout.write(out)
     return 0
 
@@ -151,7 +151,7 @@ def _through_daemon(args, request: dict) -> bool:
         out, err = str(answer["stdout"]), str(answer["stderr"])
     except (ValueError, KeyError, TypeError):
         return False
-    sys.stderr.write(err)
+    say_once(err)
     sys.stdout.write(out)
     return True
 
