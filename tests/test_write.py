@@ -156,6 +156,7 @@ def test_apply_update_appends_and_supersede_writes_a_new_note(tmp_path):
     ({"name": "/etc/passwd"}, "one plain file name"),
     ({"name": "a/b"}, "one plain file name"),
     ({"name": "x\x00y"}, "one plain file name"),
+    ({"name": "日本語メモ"}, "one plain file name of ASCII letters"),  # not a letter memlane writes in a file name
     ({"description": "fine\n---\nprivate: false"}, "one line"),
     ({"title": "t\nname: evil"}, "one line"),
     ({"recall": ["ok", "evil\n---"]}, "must be one line"),

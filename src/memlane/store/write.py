@@ -60,8 +60,9 @@ class Draft:
         """Raise ``WriteError`` for anything that cannot be written safely."""
         self.name = self.name.strip()
         if not self.name or len(self.name) > MAX_NAME or not _NAME.match(self.name) or ".." in self.name:
-            raise WriteError(f"name {self.name[:100]!r} must be one plain file name: letters, digits, '_', '-', '.' "
-                             f"(at most {MAX_NAME} characters; no '/', no '..')")
+            raise WriteError(f"name {self.name[:100]!r} must be one plain file name of ASCII letters, digits, '_', "
+                             f"'-' and '.', starting with a letter or digit (at most {MAX_NAME} characters; no '/', "
+                             "no '..'); the title (MEMORY.md) and the description may be in any language")
         one_line = [("description", self.description), ("title", self.title or "")]
         one_line += [(label, value) for label, values in (("recall", self.recall), ("paths", self.paths),
                                                           ("supersedes", self.supersedes)) for value in values]
