@@ -463,3 +463,27 @@ def test_a_squatted_socket_folder_name_falls_back_to_the_users_cache(tmp_path, m
     os.chown(squatted, os.getuid(), os.getgid())  # the user's own, mode aside: it stays the folder
     assert hookclient.runtime_dir() == str(squatted)
     assert hookclient.private_dir(create=False) is None  # and it is refused until it is private
+
+
+def test_a_recall_through_the_daemon_finds_a_note_written_a_moment_ago(tmp_path, sealed_env):
+    """`memlane add` then `memlane recall`: the person's recall through the warm daemon checks the
+    files first, as a recall in its own process does, rather than answer from the last background
+    round (kept from running here by a long throttle)."""
+    from memlane.adapters import daemon
+
+    store = tmp_path / "store"
+    write_note(store, "project_release.md", "---\nname: release\ndescription: when releasing the billing service\n"
+                                            "type: project\n---\nRelease on Tuesdays.\n")
+    workspace = daemon.open_workspace(str(tmp_path), [str(store)], "none", str(tmp_path / "d.sqlite"),
+                                      refresh_s=3600.0)
+    request = {"prompt": "zebra stripes widget", "k": None, "depth": "ids", "explain": False, "fusion": None,
+               "deep": False, "divergent": False, "session": None, "json": True, "unscreened": False}
+    try:
+        before = json.loads(json.loads(daemon.answer_recall(workspace, json.dumps(request)))["stdout"])
+        write_note(store, "project_zebra.md", "---\nname: zebra\ndescription: when configuring the zebra stripes "
+                                              "widget\ntype: project\n---\nThe widget needs --stripes.\n")
+        after = json.loads(json.loads(daemon.answer_recall(workspace, json.dumps(request)))["stdout"])
+    finally:
+        workspace.close()
+    assert before["results"] == []
+    assert [r["name"] for r in after["results"]] == ["zebra"]

@@ -129,6 +129,7 @@ def answer_recall(workspace: Workspace, raw: str, *, deadline: float | None = No
     request["unscreened"] = False  # only a person at a terminal asks for it, and that recall runs in its own process
     try:
         with workspace.held(deadline) as warm:
+            warm.check_files()  # a note written a moment ago is found, as by a recall in its own process
             out, err = recall_answer(warm.memory, request)
     except Busy:
         raise Busy(f"the workspace was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)") from None

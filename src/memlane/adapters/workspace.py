@@ -305,6 +305,17 @@ class Workspace:
         except Exception as exc:  # noqa: BLE001 - the index stays as it is; the next round tries again
             log.info("file check failed: %s", exc)
 
+    def check_files(self) -> None:
+        """Inside ``held``: the files checked now, whatever the throttle says — for a person's
+        ``memlane recall`` through the daemon, which then finds the note written a moment ago as a
+        recall in its own process would (the hooks keep to the background's rounds)."""
+        memory = self.memory
+        stamp, walked = memory.files_look()
+        if stamp != self._files_stamp:
+            memory.refresh(force=False, recheck=True, walked=walked)
+            self._files_stamp = stamp
+        self._files_checked = self.clock()
+
     def _settle_aside(self, memory) -> None:
         if self._settler is not None and self._settler.poll() is None:
             return  # still settling
