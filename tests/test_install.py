@@ -122,6 +122,22 @@ def test_uninstall_restores_the_other_hooks(repo):
     assert read(settings) == OTHER
 
 
+def test_uninstall_leaves_a_file_without_memlane_byte_for_byte(repo, capsys):
+    """Nothing of memlane's in the file (say, the --statusline install was refused; no MCP server
+    registered in ~/.claude.json): uninstall has nothing to take out, and the file's own formatting stays."""
+    settings = repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    text = json.dumps(OTHER, separators=(",", ":"))
+    settings.write_text(text)
+    assert cli(["uninstall", "claude"]) == 0
+    assert settings.read_text() == text and "nothing to change" in capsys.readouterr().out
+    claude_json = repo.parent / "home" / ".claude.json"  # Claude Code's own state, under this repository's path
+    text = json.dumps({"numStartups": 3, "projects": {str(repo): {"allowedTools": []}}}, separators=(",", ":"))
+    claude_json.write_text(text)
+    assert cli(["uninstall", "claude", "--mcp"]) == 0
+    assert claude_json.read_text() == text and "nothing to change" in capsys.readouterr().out
+
+
 def test_dry_run_prints_a_diff_and_writes_nothing(repo, capsys):
     assert cli(["install", "claude", "--dry-run"]) == 0
     out = capsys.readouterr().out

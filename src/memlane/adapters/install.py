@@ -190,7 +190,11 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     elif spec.flat_hooks:
         after_settings = {"version": 1, **after_settings}  # a flat hooks file is versioned (Cursor)
     _status_line(after_settings, settings.get("statusLine"), path, hook, remove=remove, statusline=statusline)
-    after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
+    if after_settings == settings:  # nothing of memlane's to put in or take out: the file stays as its owner wrote it
+        after = before
+    else:
+        after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if after_settings or before.strip() \
+            else ""
     return Change(path, before, after, existed=path.exists(), added={"version": 1} if spec.flat_hooks else {})
 
 
@@ -275,7 +279,11 @@ def plan_mcp(path: Path, *, remove: bool = False, command: str | None = None, pr
             after_settings.pop("projects")
     else:
         after_settings = holder
-    after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if (after_settings or before.strip()) else ""
+    if after_settings == settings:  # no memlane server to take out: Claude Code's own file stays as it wrote it
+        after = before
+    else:
+        after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if after_settings or before.strip() \
+            else ""
     return Change(path, before, after, existed=path.exists())
 
 
