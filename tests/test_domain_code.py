@@ -376,3 +376,26 @@ def test_a_repositorys_own_ctags_options_are_never_read(repo):
         d.refresh()
         js = d.recall("drainQueue", 1)[0]
         assert js.address == "TransferQueue.drainQueue:8" and "universal-ctags" in js.why
+
+
+def test_a_folder_laid_out_as_a_bare_repository_runs_nothing(tmp_path):
+    # anyone can commit a folder holding HEAD, config, objects/ and refs/: git takes it for a bare
+    # repository, and its config's core.fsmonitor is a command `git ls-files` runs
+    from memlane.domains.code import list_files
+    from memlane.adapters.install import ensure_git_ignores
+
+    marker = tmp_path / "ran"
+    sub = tmp_path / "repo" / "sub"
+    for folder in ("objects", "refs"):
+        (sub / folder).mkdir(parents=True)
+    (sub / "HEAD").write_text("ref: refs/heads/main\n")
+    (sub / "config").write_text(f'[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = "touch {marker}; false"\n')
+    (sub / "a.py").write_text("x = 1\n")
+    listing, method = list_files(sub)
+    assert not marker.exists()
+    assert "a.py" in listing
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    with open(tmp_path / "repo" / ".git" / "config", "a") as handle:
+        handle.write(f'[core]\n\tfsmonitor = "touch {marker}; false"\n')
+    ensure_git_ignores(tmp_path / "repo" / ".claude" / "settings.local.json")  # check-ignore runs it too
+    assert not marker.exists()

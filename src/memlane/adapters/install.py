@@ -37,6 +37,7 @@ from pathlib import Path
 from ..config import data_home
 from ..errors import InstallError
 from ..store import git_root
+from ..store.discovery import git_argv
 from .agents import DEFAULT, NAMES, PROMPT, SESSION_START, Agent, load
 
 AGENTS = {name: load(name) for name in NAMES}
@@ -407,7 +408,7 @@ def ensure_git_ignores(path: Path) -> str | None:
         return None
     rel = path.absolute().relative_to(root).as_posix()
     try:
-        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", rel], capture_output=True,
+        ignored = subprocess.run(git_argv(root, "check-ignore", "-q", rel), capture_output=True,
                                  timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return None

@@ -99,10 +99,12 @@ class Tree:
         if self.is_git() and self._greps < MAX_GREPS:
             import subprocess
 
+            from ..store.discovery import git_argv
+
             self._greps += 1
             try:
-                proc = subprocess.run(["git", "-C", self.root, "grep", "-q", "-I", "-w", "-F", "--untracked",
-                                       "-e", word], capture_output=True, timeout=GREP_TIMEOUT_S,
+                proc = subprocess.run(git_argv(self.root, "grep", "-q", "-I", "-w", "-F", "--untracked",
+                                               "-e", word), capture_output=True, timeout=GREP_TIMEOUT_S,
                                       stdin=subprocess.DEVNULL)
                 found = {0: True, 1: False}.get(proc.returncode)
             except (OSError, subprocess.SubprocessError):

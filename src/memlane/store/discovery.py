@@ -17,6 +17,18 @@ def encode_project_path(path: Path | str) -> str:
     return re.sub(r"[^a-zA-Z0-9]", "-", str(path))
 
 
+#: what every git command memlane runs in a working tree is given: a repository's own config must
+#: not run a program (``core.fsmonitor`` runs for ``ls-files`` and ``check-ignore``), and a folder
+#: of a cloned repository that is laid out as a bare repository (anyone can commit one: ``HEAD``,
+#: ``config``, ``objects/``, ``refs/``) must not be taken for one, its config with it
+GIT_SAFE = ("-c", "core.fsmonitor=false", "-c", "safe.bareRepository=explicit")
+
+
+def git_argv(root, *args: str) -> list[str]:
+    """``git -C root ARGS`` with :data:`GIT_SAFE`."""
+    return ["git", *GIT_SAFE, "-C", str(root), *args]
+
+
 def claude_config_dir() -> Path:
     return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude").expanduser()
 

@@ -9,6 +9,8 @@ import tokenize
 from io import BytesIO
 from pathlib import Path
 
+from ...store.discovery import git_argv
+
 
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "build", "dist", "__pycache__", "target",
@@ -32,7 +34,7 @@ def skipped_dir(rel: str) -> bool:
 def list_files(root: Path) -> tuple[list[str], str]:
     """Paths (relative, posix) of the files of ``root`` and how they were listed: "git" or "walk"."""
     try:
-        proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        proc = subprocess.run(git_argv(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"),
                               capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
         if proc.returncode == 0:
             names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
