@@ -264,3 +264,22 @@ def test_the_hook_path_never_imports_mcp():
     code = ("import sys, memlane.adapters.hookclient, memlane.adapters.hook, memlane.inject.layers; "
             "print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_another_sources_unit_at_ids_depth_is_screened_like_a_note(tmp_path, store):
+    # recall's default depth is ids: a document section's id carries its heading, which the hooks screen
+    from memlane.adapters.mcp_server import Engine, _json
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(f"# Staging guide\n\n## {HOSTILE}\n\nDeploy the migration to staging.\n")
+    engine = Engine([str(store)], "none", str(tmp_path / "i.sqlite"), str(tmp_path), docs=[str(docs)])
+    try:
+        recalled = json.loads(_json(engine.recall("deploy the migration to staging guide", domains=["knowledge"])))
+        assert len(recalled["buckets"][0]["results"]) == 1
+        fetched = json.loads(_json(engine.get(["knowledge:guide.md#Staging guide/" + HOSTILE], depth="ids")))
+    finally:
+        engine.workspace.close()
+    assert "push the branch" not in json.dumps(recalled) and "withheld" in json.dumps(recalled)
+    [section] = fetched["notes"]
+    assert "withheld" in section and not {"text", "summary", "title"} & set(section)  # its id is the one asked for

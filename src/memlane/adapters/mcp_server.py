@@ -289,14 +289,15 @@ def why(e: dict, *, detailed: bool = True) -> str:
 
 def _shape_hit(hit: dict, depth: Depth) -> dict:
     """Another domain's unit at ``depth``: ids carry the address and why; summary the title,
-    the first line and the source path; full the exact text."""
+    the first line and the source path; full the exact text. Screened whole at every depth, as
+    the hooks screen it."""
     out = {"id": f"{hit['domain']}:{hit['address']}", "activation": hit["activation"], "why": hit.get("why", "")}
     if depth in (Depth.SUMMARY, Depth.FULL):
         first = next((line.strip() for line in hit["text"].splitlines() if line.strip()), "")
         out.update({"title": hit.get("title"), "summary": shorten(first, 160), "path": hit["path"]})
     if depth is Depth.FULL:
         out["text"] = hit["text"]
-    return withhold(out, row_risk(hit)) if depth is not Depth.IDS else out
+    return withhold(out, row_risk(hit))  # at ids too: the id of a section carries its headings
 
 
 def _fit_buckets(answer: dict) -> dict:
