@@ -179,3 +179,20 @@ def test_every_real_agent_note_parses(shared_dir):
     fla = parse_note(by_name["shorthand_fla.md"].read_text(encoding="utf-8"),
                      path=Path("/x.md"), rel="x.md", scope="project", store=Path("/"))
     assert fla.description.startswith('"fla" is amit\'s shorthand') and fla.description.endswith("docs/issues")
+
+
+def test_yaml_aliases_are_not_expanded():
+    # ~500 bytes of nested anchors load as one list shared 9**9 times: every reader of the note hung
+    lines = ["---", "name: bomb", "description: when deploying", 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    text = "\n".join([*lines, "recall: *a8", "paths: *a8", "---", "deploying notes body", ""])
+    fm = split_frontmatter(text)
+    assert fm.fields["recall"] == "*a8" and fm.fields["name"] == "bomb"
+    assert any("alias" in p for p in fm.problems)
+    parsed = note(text, "bomb.md")
+    assert parsed.name == "bomb" and parsed.description == "when deploying" and parsed.recall == ["*a8"]
+
+
+def test_a_glob_in_paths_is_no_alias():
+    fm = split_frontmatter('---\nname: x\npaths: ["src/*.py", "docs/**"]\n---\nbody\n')
+    assert fm.fields["paths"] == ["src/*.py", "docs/**"] and not fm.problems

@@ -50,7 +50,11 @@ def split_frontmatter(text: str) -> Frontmatter:
     problems: list[str] = []
     try:
         yaml, loader = _yaml()
-        parsed = yaml.load(raw, Loader=loader)  # noqa: S506 - a safe loader
+        if "*" in raw and _has_alias(yaml, loader, raw):
+            problems.append("frontmatter uses YAML aliases (*name), which memlane does not expand; read leniently")
+            parsed = None
+        else:
+            parsed = yaml.load(raw, Loader=loader)  # noqa: S506 - a safe loader
     except _yaml()[0].YAMLError as exc:
         problems.append(f"frontmatter is not valid YAML ({_first_line(exc)}); read leniently")
         parsed = None
@@ -63,6 +67,13 @@ def split_frontmatter(text: str) -> Frontmatter:
     else:
         _repair_plain_scalars(parsed, raw)
     return Frontmatter(parsed, body, problems)
+
+
+def _has_alias(yaml, loader, raw: str) -> bool:
+    """Whether ``raw`` refers to an anchor (``*name``): a few hundred bytes of nested aliases load
+    as one list shared billions of times over, which every reader of the note (the index, the
+    guards, JSON) would walk whole. No note needs one."""
+    return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(raw, Loader=loader))
 
 
 def _first_line(exc: Exception) -> str:
