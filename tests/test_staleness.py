@@ -79,6 +79,19 @@ def test_flags_of_the_trees_own_scripts(repo):
         "`scripts/deploy.sh` has no `--skip-tests` option"]
 
 
+def test_nothing_outside_the_tree_is_read(repo, tmp_path):
+    # a note names what the checks read: a file beside the tree, by .. or through a symlink, is not the tree's
+    (tmp_path / "secret.sh").write_text("--the-secret-flag\n")
+    (repo / "scripts" / "linked.sh").symlink_to(tmp_path / "secret.sh")
+    (repo / ".tool-versions").symlink_to(tmp_path / "secret.sh")
+    assert marks("Run `../secret.sh --the-secret-flag` or `../secret.sh --other-flag`.", repo) == []
+    assert marks("See `../secret.sh` and `../nothing/here.sh`.", repo) == []
+    # a link out of the tree is no file of it, whatever it points to: its text is never read
+    assert marks("Run `scripts/linked.sh --the-secret-flag` or `scripts/linked.sh --other-flag`.", repo) == [
+        "`scripts/linked.sh` not found in the working tree"]
+    assert staleness.tree_for(str(repo)).text(".tool-versions") is None
+
+
 def test_package_scripts_and_make_targets(repo):
     assert marks("`npm run build` then `npm run test:e2e`; `make lint`.", repo) == []
     assert marks("`npm run e2e` runs the browser tests; `make release` tags it.", repo) == [

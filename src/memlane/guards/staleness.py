@@ -72,15 +72,25 @@ class Tree:
     _manifests: dict | None = None
     _git: bool | None = None
     _greps: int = 0
+    _real: str = ""
+
+    def path(self, rel: str) -> str | None:
+        """``rel`` under the root, or None when it leads out of the tree (``..``, an absolute path,
+        a symlink to elsewhere): a note names what the checks read, and only this tree is theirs."""
+        path = os.path.join(self.root, rel)
+        self._real = self._real or os.path.realpath(self.root)
+        real = os.path.realpath(path)
+        return path if real == self._real or real.startswith(self._real.rstrip(os.sep) + os.sep) else None
 
     def exists(self, rel: str) -> bool:
-        return os.path.exists(os.path.join(self.root, rel))
+        path = self.path(rel)
+        return path is not None and os.path.exists(path)
 
     def text(self, rel: str) -> str | None:
         if rel not in self._files:
-            path = os.path.join(self.root, rel)
+            path = self.path(rel)
             try:
-                if not os.path.isfile(path) or os.path.getsize(path) > MAX_FILE_BYTES:
+                if path is None or not os.path.isfile(path) or os.path.getsize(path) > MAX_FILE_BYTES:
                     raise OSError
                 with open(path, "rb") as handle:
                     data = handle.read()
