@@ -283,3 +283,26 @@ def test_uninstalling_cursor_removes_the_hooks_file_install_created_and_keeps_th
     path.write_text(json.dumps(data))
     assert cli(["uninstall", "cursor"]) == 0
     assert read(path) == {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}
+
+
+def test_the_module_form_of_the_command_never_imports_the_projects_own_code(tmp_path, monkeypatch):
+    # no memlane script beside the interpreter or on PATH: the command is `python -m memlane…`, run in the project
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    from memlane.adapters.install import memlane_command
+
+    real = sys.executable
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+    argv = shlex.split(memlane_command())
+    assert argv[0] == str(tmp_path / "bin" / "python")
+    project = tmp_path / "project"
+    (project / "memlane").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    (project / "memlane" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    subprocess.run([real, *argv[1:], "--version"], cwd=project, capture_output=True, timeout=120)
+    assert not marker.exists()

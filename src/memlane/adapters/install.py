@@ -97,7 +97,9 @@ def memlane_command() -> str:
     found = shutil.which("memlane")
     if found:
         return str(Path(found).absolute())
-    return f"{shlex.quote(sys.executable)} -m memlane.adapters.cli"
+    # -P: the hooks run in the project, whose folder must not come first on the import path (a
+    # cloned repository's own memlane/ package would run instead of this one)
+    return f"{shlex.quote(sys.executable)} -P -m memlane.adapters.cli"
 
 
 def hook_command(memlane: str) -> str:
