@@ -12,7 +12,7 @@ reading that holds one of its heads, the literals its matches start with, and is
 first use; the reason quotes the note's own words, found by mapping the match back.
 
 One table, ``_RULES``: (kind, language, pattern); languages ``en``, ``ko``, ``zh`` (simplified and
-traditional), ``sh`` (shell one-liners) and ``turns`` (a faked tag of the agent's wrapper, or a faked turn
+traditional), ``ja``, ``es``, ``fr`` and ``de`` (an instruction override only), ``sh`` (shell one-liners) and ``turns`` (a faked tag of the agent's wrapper, or a faked turn
 of the conversation: ``<system-reminder>``, ``Human:``); the last two read line by line. A space in a pattern is a
 word gap: up to five spaces or markup characters, or none (a letter-spaced phrase read back as one
 run still matches);
@@ -141,6 +141,20 @@ _RULES = (
     (OVERRIDE, "zh", r"(?:从现在(?:开始|起)|從現在(?:開始|起)|现在起|現在起)[,，]? ?你(?:就)?(?:是|将是|將是|扮演"
                      r"|现在是|現在是)|你现在是一个|你現在是一個|你的新(?:指令|指示|任务|任務|角色|规则|規則)"
                      r"|(?:开发者|開發者)模式[^。]{0,20}(?:没有|沒有|无|無|不受)(?:任何)?(?:限制|过滤|過濾)"),
+    # Japanese, Spanish, French and German: the override's own words (the readings fold accents)
+    (OVERRIDE, "ja", r"(?:以前|これまで|今まで|先ほど|前|上記|上|最初|元|既存|すべて|全て|システム|開発者)の?"
+                     r"[^。.!?！？]{0,12}?(?:指示|命令|ルール|規則|プロンプト|制約|設定|指令|ガイドライン)"
+                     r"[^。.!?！？]{0,10}?(?:無視|忘れ|破棄)(?!しないで|してはいけ|しては|するな|しなくて|され|しても|ず)"),
+    (OVERRIDE, "es", r"(?:ignora|ignore|ignorad|ignoren|olvida|olvide|olvidad|olviden|descarta|descarte)"
+                     r" (?:(?:todas|todos|las|los|tus|sus|y) ){0,3}(?:instrucciones|indicaciones|ordenes|reglas"
+                     r"|directrices|normas) (?:anteriores|previas|precedentes|originales|del sistema|de arriba)\b"),
+    (OVERRIDE, "fr", r"(?:ignore|ignorez|ignorer|oublie|oubliez|oublier) (?:(?:toutes|tous|les|tes|vos|et) ){0,3}"
+                     r"(?:instructions|consignes|directives|regles|ordres|indications) (?:precedentes|anterieures"
+                     r"|initiales|originales|du systeme|ci-dessus)\b"),
+    (OVERRIDE, "de", r"(?:ignoriere|ignorier|ignoriert|ignorieren sie|vergiss|vergesst|vergessen sie|missachte)"
+                     r" (?:(?:alle|samtliche|die|deine|ihre) ){0,3}(?:vorherigen|bisherigen|vorigen|fruheren|obigen"
+                     r"|vorangegangenen|ursprunglichen|system) ?(?:anweisungen|instruktionen|befehle|regeln"
+                     r"|vorgaben)\b"),
     # -- exfiltration -----------------------------------------------------------------------
     (EXFIL, "sh", r"%(SECRET_FILE)s(?:[^|\n]{0,40}\|[^\n]{0,80}?%(NET)s|[^\n]{0,20}>\s*/dev/(?:tcp|udp)/)"),
     (EXFIL, "sh", r"(?:env|printenv|export(?: -p)?|declare -x|compgen -v|history)\s*(?:\|[^|\n]{0,40})?"
@@ -180,7 +194,7 @@ _RULES = (
 _NEGATED = r"(?:\bnever|\bnot|n't|\bno|不要|别|別|禁止|切勿|不得|不能|严禁|嚴禁|不可|勿|不准|不許|不许)" \
            r"(?: ever| directly| just|直接|随便|隨便|擅自|私自)? ?把?$"
 _GAP = r"[ \t*_`'\"~>|()\[\]{}/\\,:\-–—+=#<^&«»]{0,5}"  # spaces, markup (** _ ` >), none; no sentence end
-_SCRIPTS = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}
+_SCRIPTS = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]", "ja": r"[\u3040-\u30ff]"}
 _LINE_RULES = ("sh", "turns")  # rules that read the text line by line
 
 
