@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 
 import pytest
 
+from memlane.adapters import install
 from memlane.adapters.cli import main as cli
 from memlane.adapters.install import InstallError, hook_command, plan_claude, settings_path
 
@@ -89,12 +91,38 @@ def test_a_shared_install_holds_no_path_of_this_machine(repo, capsys, tmp_path):
     text = (repo / ".claude" / "settings.json").read_text()
     hooks = read(repo / ".claude" / "settings.json")["hooks"]
     commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
-    assert sorted(commands) == ["memlane-hook session-start", "memlane-hook user-prompt-submit"]
-    assert str(tmp_path) not in text and sys.prefix not in text and "/" not in "".join(commands)
+    assert sorted(map(install.unguarded, commands)) == ["memlane-hook session-start", "memlane-hook user-prompt-submit"]
+    assert str(tmp_path) not in text and sys.prefix not in text and "/" not in "".join(map(install.unguarded, commands))
     assert not (repo / ".claude" / "settings.local.json").exists()
     err = capsys.readouterr().err
     if sys.prefix != sys.base_prefix:  # the test runs in a virtualenv: memlane says so, and how to fix it
         assert "memlane-hook" in err and "pipx install" in err
+
+
+def test_a_shared_hook_does_nothing_for_a_teammate_without_memlane(repo, tmp_path):
+    """The committed command runs through the shell Claude Code runs hooks with: where
+    ``memlane-hook`` is missing it exits 0 with no output (no "hook error" on every prompt); where it
+    is there, it runs, with the event and the hook input."""
+    assert cli(["install", "claude", "--shared", "--statusline"]) == 0
+    settings = read(repo / ".claude" / "settings.json")
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    status = settings["statusLine"]["command"]
+    without, with_it = tmp_path / "without", tmp_path / "with"
+    without.mkdir()
+    with_it.mkdir()
+    for name in ("memlane-hook", "memlane"):
+        fake = with_it / name
+        fake.write_text(f"#!/bin/sh\necho \"{name} ran: $* $(cat)\"\n")
+        fake.chmod(0o755)
+    for line in (command, status):
+        missing = subprocess.run(["sh", "-c", line], input="{}", capture_output=True, text=True,
+                                 env={"PATH": f"{without}:/usr/bin:/bin"}, timeout=30)
+        assert (missing.returncode, missing.stdout, missing.stderr) == (0, "", "")
+    ran = subprocess.run(["sh", "-c", command], input='{"prompt": "hi"}', capture_output=True, text=True,
+                         env={"PATH": f"{with_it}:/usr/bin:/bin"}, timeout=30)
+    assert ran.returncode == 0 and ran.stdout == 'memlane-hook ran: user-prompt-submit {"prompt": "hi"}\n'
+    assert install.memlane_commands(repo / ".claude" / "settings.json") == [
+        "memlane-hook user-prompt-submit", "memlane-hook session-start"]  # what doctor checks: the program itself
 
 
 def test_the_default_install_stays_on_this_machine(repo):
@@ -117,7 +145,7 @@ def test_uninstall_restores_the_other_hooks(repo):
     settings.parent.mkdir()
     settings.write_text(json.dumps(OTHER))
     cli(["install", "claude", "--shared", "--statusline"])
-    assert read(settings)["statusLine"]["command"] == "memlane statusline"
+    assert install.unguarded(read(settings)["statusLine"]["command"]) == "memlane statusline"
     cli(["uninstall", "claude", "--shared"])
     assert read(settings) == OTHER
 

@@ -9,6 +9,9 @@ Where the hooks go, and with which command:
 - **shared** (``--shared``; the only project file Codex, Gemini and Cursor have): the settings file a
   team commits. The command is the bare ``memlane-hook``, which resolves on any teammate's machine
   that has memlane installed as a tool; memlane checks it resolves here and says how to make it so.
+  Where the agent runs hook commands through a POSIX shell (Claude Code), the command first asks the
+  shell whether ``memlane-hook`` is there and does nothing when it is not, so a teammate without
+  memlane gets no "hook error" on every prompt (:func:`guarded`).
 - **user** (``--user``): the agent's settings in the home folder, for every project, with the
   absolute command.
 
@@ -26,6 +29,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -112,6 +116,22 @@ def hook_command(memlane: str) -> str:
     return f"{_shell_prefix(memlane)} hook"
 
 
+#: a committed command that does nothing where its program is missing (a POSIX shell's ``command -v``)
+_GUARD = "if command -v {program} >/dev/null 2>&1; then {command}; fi"
+_GUARDED = re.compile(r"\Aif command -v (\S+) >/dev/null 2>&1; then (.+); fi\Z")
+
+
+def guarded(command: str, program: str) -> str:
+    """``command``, run only when ``program`` is on the PATH; else nothing happens and the exit is 0."""
+    return _GUARD.format(program=program, command=command)
+
+
+def unguarded(command: str) -> str:
+    """The command a :func:`guarded` one runs (``command`` itself when it is not guarded)."""
+    match = _GUARDED.match(command)
+    return match.group(2) if match else command
+
+
 def portable_problem(name: str = PORTABLE_HOOK) -> str | None:
     """Why a bare ``name`` in a committed settings file would not run for a teammate (or here),
     with how to fix it; None when it resolves to a tool install on the PATH. ``memlane``
@@ -192,7 +212,8 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
         after_settings.pop("hooks")
     elif spec.flat_hooks:
         after_settings = {"version": 1, **after_settings}  # a flat hooks file is versioned (Cursor)
-    _status_line(after_settings, settings.get("statusLine"), path, hook, remove=remove, statusline=statusline)
+    _status_line(after_settings, settings.get("statusLine"), path, hook, remove=remove, statusline=statusline,
+                 guard=spec.posix_shell)
     if after_settings == settings:  # nothing of memlane's to put in or take out: the file stays as its owner wrote it
         after = before
     else:
@@ -205,7 +226,8 @@ def plan_claude(path: Path, *, remove: bool = False, statusline: bool = False, c
     return plan(path, "claude", remove=remove, statusline=statusline, command=command)
 
 
-def _status_line(after: dict, current, path: Path, hook: str, *, remove: bool, statusline: bool) -> None:
+def _status_line(after: dict, current, path: Path, hook: str, *, remove: bool, statusline: bool,
+                 guard: bool) -> None:
     if remove and isinstance(current, dict) and _is_ours(current):
         after.pop("statusLine")
     elif statusline and not remove:
@@ -214,18 +236,25 @@ def _status_line(after: dict, current, path: Path, hook: str, *, remove: bool, s
             raise InstallError(f"{path} already has a statusLine ({shown}); keep it, or remove it and install again "
                                "with --statusline")
         cli = hook[: -len(" hook")] if hook.endswith(" hook") else hook.replace(PORTABLE_HOOK, PORTABLE_CLI)
-        after["statusLine"] = {"type": "command", "command": f"{cli} statusline", "padding": 0}
+        command = f"{cli} statusline"
+        if guard and cli == PORTABLE_CLI:
+            command = guarded(command, PORTABLE_CLI)
+        after["statusLine"] = {"type": "command", "command": command, "padding": 0}
 
 
 def _entries(spec: Agent, hook: str) -> list[tuple[str, dict]]:
     """(event, the entry memlane adds under it) in ``spec``'s settings shape."""
     flag = "" if spec.name == DEFAULT else f" --agent {spec.name}"
+
+    def line(name: str) -> str:
+        command = f"{hook} {name}{flag}"
+        return guarded(command, PORTABLE_HOOK) if hook == PORTABLE_HOOK and spec.posix_shell else command
     if spec.flat_hooks:  # handlers listed flat under each event
         events = [(spec.session_event, SESSION_START)] + ([(spec.prompt_event, PROMPT)] if spec.prompt_event else [])
-        return [(event, {"command": f"{hook} {name}{flag}"}) for event, name in events]
+        return [(event, {"command": line(name)}) for event, name in events]
     out = []
     for event, name in ((spec.prompt_event, PROMPT), (spec.session_event, SESSION_START)):
-        handler = {"type": "command", "command": f"{hook} {name}{flag}", "timeout": spec.timeout}
+        handler = {"type": "command", "command": line(name), "timeout": spec.timeout}
         if spec.named_handlers:
             handler["name"] = f"memlane-{name}"
         group = {"hooks": [handler]}
@@ -305,7 +334,7 @@ def installed(path: Path) -> bool:
 
 def memlane_commands(path: Path) -> list[str]:
     """The commands of memlane's hooks in the settings file at ``path`` (none when it has none
-    or cannot be read)."""
+    or cannot be read), a guarded one as the command it runs."""
     try:
         settings = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -315,7 +344,7 @@ def memlane_commands(path: Path) -> list[str]:
         return []
     handlers = [h for groups in hooks.values() if isinstance(groups, list) for g in groups if isinstance(g, dict)
                 for h in ([g] if "command" in g else g.get("hooks", []) if isinstance(g.get("hooks"), list) else [])]
-    return [str(h["command"]) for h in handlers if isinstance(h, dict) and _is_ours(h)]
+    return [unguarded(str(h["command"])) for h in handlers if isinstance(h, dict) and _is_ours(h)]
 
 
 def _backup_file(path: Path) -> Path:

@@ -17,6 +17,6 @@ AGENT = Agent(
     name="claude", label="Claude Code", settings_folder=".claude", settings_file="settings.json",
     local_settings_file="settings.local.json",
     prompt_event="UserPromptSubmit", session_event="SessionStart", timeout=10,
-    session_matcher="startup|resume|clear|compact", statusline=True,
+    session_matcher="startup|resume|clear|compact", statusline=True, posix_shell=True,
     install_note="UserPromptSubmit and SessionStart; open /hooks in Claude Code to check",
     read_transcript=_read)
