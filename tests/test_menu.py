@@ -115,3 +115,22 @@ def test_a_ranking_another_writer_raced_is_never_the_menu(store, tmp_path, monke
         monkeypatch.setattr(Memory, "_run", real)
         memory.recall(MANY, record=False, include_private=False, refresh=False)
         assert memory._last_ranking is not None
+
+
+def test_a_file_name_a_shell_would_run_is_shown_quoted(store, tmp_path):
+    """A cloned repository can name a note's file ``$(…)``: the agent is told to pass names to
+    ``memlane show``, so each one the hooks print is a word a shell reads literally."""
+    import re
+    import subprocess
+
+    name = "$(touch PWNED)`touch PWNED2`.md"
+    write_note(store, name, "---\nname: hostile\ndescription: when sizing thumbnails and fonts\ntype: feedback\n---\n"
+                            "Thumbnails are sized at 256 px; fonts are subset.\n")
+    out = inject(store, tmp_path)
+    assert name in out.text
+    words = re.findall(r"'(?:[^']|'\"'\"')*'", out.text)
+    quoted = [w for w in words if "touch PWNED" in w]
+    assert quoted and out.text.count("$(touch PWNED)") == len(quoted)  # never printed bare
+    ran = subprocess.run(["sh", "-c", f"printf '%s' {quoted[0]}"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=30)
+    assert ran.stdout == name and not (tmp_path / "PWNED").exists() and not (tmp_path / "PWNED2").exists()

@@ -13,6 +13,7 @@ wording can trip the host's prompt-injection defences (Claude Code's hook docume
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,14 +63,27 @@ def _one_line(item: Recalled) -> str:
     return shorten(first, PREVIEW)
 
 
+#: a file or note name an agent may paste into a shell as it is (``memlane show NAME``, ``cat PATH``)
+_PLAIN_NAME = re.compile(r"[\w./@+,:=-]+")
+
+
+def shell_word(name: str) -> str:
+    """``name`` as one word a shell reads literally: as it is when plain, else in single quotes.
+    A cloned repository can name a note ``$(curl … | sh)``; pasted bare into ``memlane show``, the
+    shell would run it."""
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    return "'" + name.replace("'", "'\"'\"'") + "'"
+
+
 def _where(item: Recalled, folder: str | None = None) -> str:
     """The source: a note's file (its name alone when it lies in ``folder``, which the text names
-    once); for another domain's unit, the file and the unit's address."""
+    once); for another domain's unit, the file and the unit's address. Shell-quoted when not plain."""
     if item.address:
-        return f"{item.path} ({item.address})"
+        return f"{shell_word(item.path)} ({item.address})"
     if folder and item.path.startswith(folder.rstrip("/") + "/"):
-        return item.path[len(folder.rstrip("/")) + 1:]
-    return item.path
+        return shell_word(item.path[len(folder.rstrip("/")) + 1:])
+    return shell_word(item.path)
 
 
 def common_folder(items) -> str | None:
@@ -158,7 +172,7 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
     if lines:
         parts.append((index_header + "\n" if full_parts else "") + "\n".join(lines))
     if omitted:
-        names = ", ".join(i.name for i in omitted[:5]) + (" …" if len(omitted) > 5 else "")
+        names = ", ".join(shell_word(i.name) for i in omitted[:5]) + (" …" if len(omitted) > 5 else "")
         names = shorten(names, 50)
         parts.append(f"({len(omitted)} more matching note(s) did not fit: {names}; `memlane show NAME` prints one)")
     if menu_lines:
