@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,35 @@ def test_claude_code_discovery_can_be_turned_off(tmp_path, sealed_env):
     (sealed_env / "config" / "memlane" / "config.toml").write_text("[stores]\nclaude_code = false\n")
     with Memory(embedder="none", cwd=repo) as mem:
         assert [s.label for s in mem.specs] == []
+
+
+def test_the_users_own_setting_moves_the_folder_and_a_repositorys_does_not(tmp_path, monkeypatch):
+    """``autoMemoryDirectory`` in the user's settings is where Claude Code keeps the notes; the same
+    key in the repository's committed settings is not followed (a cloned repository must not point
+    memlane at another of the user's folders); ``$CLAUDE_CODE_PROJECT_DIR_NAME`` renames the project."""
+    home, config = tmp_path / "home", tmp_path / "home" / ".claude"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    monkeypatch.delenv("CLAUDE_CODE_PROJECT_DIR_NAME", raising=False)
+    repo = make_repo(tmp_path / "repo")
+    default = config / "projects" / encode_project_path(repo) / "memory"
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text('{"autoMemoryDirectory": "%s"}' % (home / "private"))
+    assert claude_memory_dir(repo) == default  # the repository's setting is not followed
+    config.mkdir(parents=True)
+    for value, expected in (("~/notes/memory", home / "notes" / "memory"), (str(tmp_path / "abs"), tmp_path / "abs"),
+                            ("relative/dir", default), (7, default)):
+        (config / "settings.json").write_text(json.dumps({"autoMemoryDirectory": value}))
+        assert claude_memory_dir(repo) == expected, value
+    (config / "settings.json").write_text("{not json")
+    assert claude_memory_dir(repo) == default
+    (config / "settings.json").write_text("{}")
+    monkeypatch.setenv("CLAUDE_CODE_PROJECT_DIR_NAME", "shared-name")
+    assert claude_memory_dir(repo) == config / "projects" / "shared-name" / "memory"
+    monkeypatch.setenv("CLAUDE_CODE_PROJECT_DIR_NAME", "../../escape")
+    assert claude_memory_dir(repo) == default
+    moved = home / "notes" / "memory"
+    write_note(moved, "feedback_deploys.md", "---\nname: deploys\ndescription: when deploying on fridays\n"
+                                             "type: feedback\n---\nNo deploys after 3pm on Fridays.\n")
+    (config / "settings.json").write_text(json.dumps({"autoMemoryDirectory": "~/notes/memory"}))
+    assert discover_claude_memory(repo) == moved

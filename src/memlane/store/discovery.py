@@ -3,11 +3,16 @@
 Claude Code keeps it at ``~/.claude/projects/<encoded>/memory/`` (``$CLAUDE_CONFIG_DIR``
 replaces ``~/.claude``), where ``<encoded>`` is the repository's absolute path with every
 character outside ``[a-zA-Z0-9]`` replaced by ``-``, runs not collapsed
-(Claude Code's memory documentation). All worktrees of a repository share one folder.
+(Claude Code's memory documentation). All worktrees of a repository share one folder. The user
+moves it with ``autoMemoryDirectory`` in their own ``~/.claude/settings.json`` (an absolute or
+``~/`` path), or renames ``<encoded>`` with ``$CLAUDE_CODE_PROJECT_DIR_NAME``; a repository's own
+settings may set ``autoMemoryDirectory`` too, and memlane does not follow those: a cloned repository
+does not choose which of the user's folders is read into the agent's context.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -62,7 +67,29 @@ def _worktree_main(dot_git_file: Path) -> Path | None:
 
 
 def claude_memory_dir(repo: Path) -> Path:
-    return claude_config_dir() / "projects" / encode_project_path(repo) / "memory"
+    """Where Claude Code keeps the auto memory of the repository at ``repo`` (see the module docstring)."""
+    moved = auto_memory_directory()
+    if moved is not None:
+        return moved
+    name = os.environ.get("CLAUDE_CODE_PROJECT_DIR_NAME", "")
+    if not name or "/" in name or os.sep in name or name in (".", ".."):
+        name = encode_project_path(repo)
+    return claude_config_dir() / "projects" / name / "memory"
+
+
+def auto_memory_directory() -> Path | None:
+    """The user's ``autoMemoryDirectory`` (``settings.json`` in Claude Code's config folder), or None
+    when it is not set, not an absolute or ``~/`` path, or the file cannot be read."""
+    try:
+        settings = json.loads((claude_config_dir() / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = settings.get("autoMemoryDirectory") if isinstance(settings, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if value.startswith("~/"):
+        return Path.home() / value[2:]
+    return Path(value) if os.path.isabs(value) else None
 
 
 def discover_claude_memory(cwd: Path | None = None) -> Path | None:
