@@ -85,6 +85,14 @@ _RULES = (
                      r"|your|my) (?:(?:of|the|your|my|these|those|and|other|such) ){0,3}%(ORDERS)s"),
     (OVERRIDE, "en", r"(?:ignore|disregard|forget|discard) (?:(?:all|any|the|of|these|those|your) ){0,3}%(ORDERS)s"
                      r" (?:above|before|earlier|previously|so far|(?:you (?:were|have been|'ve been) )?given)\b"),
+    (OVERRIDE, "en", r"(?:pay no (?:attention|heed|mind) to|set aside|put aside|cast aside|throw (?:out|away)"
+                     r"|abandon) (?:(?:all|any|every|each|the|of|your|my|these|those|and) ){0,4}%(EARLIER)s"
+                     r" (?:given )?(?:%(ORDERS)s|rules|constraints|restrictions)\b"),
+    (OVERRIDE, "en", r"(?:(?:all|any|every) (?:(?:of )?(?:the|your|my) )?%(EARLIER)s %(ORDERS)s (?:are|is|were"
+                     r"|have been|has been) (?:now |hereby )?(?:void|null|cancell?ed|revoked|rescinded|overridden"
+                     r"|lifted|suspended|no longer (?:valid|in effect|in force|binding|apply))"
+                     r"|%(EARLIER)s %(ORDERS)s (?:are|is|were|have been|has been) (?:now |hereby )?(?:void|null"
+                     r" and void|revoked|rescinded|overridden))\b"),
     (OVERRIDE, "en", r"(?:stop|quit|no longer|do not|don't|dont|never again) (?:following|obeying|follow|obey)"
                      r" (?:(?:all|any|the|of|your|these|those) ){0,3}%(EARLIER)s (?:%(ORDERS)s|rules)"),
     (OVERRIDE, "en", r"(?:ignore|disregard|forget) (?:about )?(?:what|whatever|everything|anything|the"
