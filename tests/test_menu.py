@@ -134,3 +134,30 @@ def test_a_file_name_a_shell_would_run_is_shown_quoted(store, tmp_path):
     ran = subprocess.run(["sh", "-c", f"printf '%s' {quoted[0]}"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=30)
     assert ran.stdout == name and not (tmp_path / "PWNED").exists() and not (tmp_path / "PWNED2").exists()
+
+
+def test_a_folder_a_shell_would_run_is_shown_quoted(tmp_path):
+    """The hooks name the notes' folder once and the file names under it, and the agent is told to
+    read the files: a folder a repository mounts can be called ``$(…)`` as well as a file can, so
+    the folder the prompt's and the session's texts name is a word a shell reads literally too."""
+    import subprocess
+
+    from memlane.inject.layers import session_start
+
+    folder = tmp_path / "$(touch PWNED)"
+    for i in range(2):
+        write_note(folder, f"feedback_thumbs_{i}.md", f"---\nname: thumbs_{i}\ndescription: when sizing thumbnails "
+                                                      f"{i}\ntype: feedback\n---\nThumbnails are {i} px.\n")
+    write_note(folder, "project_thumbs.md", "---\nname: thumbs_project\ndescription: the thumbnails service\n"
+                                            "type: project\n---\nThumbnails run on the edge.\n")
+    out = inject(folder, tmp_path, prompt="sizing thumbnails")
+    with Memory([folder], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        start = session_start(memory, {"session_id": "s", "source": "startup"}, dry_run=True).text
+    for text in (out.text, start):
+        assert "files in" in text and "$(touch PWNED)" in text
+        assert f"files in {folder}/" not in text  # never bare
+        word = f"'{folder}/'"
+        assert text.count("$(touch PWNED)") == text.count(word)
+        ran = subprocess.run(["sh", "-c", f"printf '%s' {word}feedback_thumbs_0.md"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=30)
+        assert ran.stdout == f"{folder}/feedback_thumbs_0.md" and not (tmp_path / "PWNED").exists()

@@ -31,7 +31,7 @@ from ..index.text import estimate_tokens, query_terms
 from ..recall import MAX_K
 from ..retrieve.recalled import Recalled
 from .briefing import briefing, path_triggered
-from .render import common_folder, planned_depth, render, summary_line
+from .render import common_folder, folder_word, planned_depth, render, summary_line
 from .session import SessionState, prune_old_sessions, read_context
 from .transcript import read_transcript, window_for
 
@@ -85,7 +85,7 @@ def session_start(memory: Memory, payload: dict, *, dry_run: bool = False) -> In
         report.setdefault("quarantined", []).extend(risky)
         folder = common_folder(found)
         if folder:  # the folder once, the file names on the lines
-            title = f"{title} (files in {folder}/)"
+            title = f"{title} (files in {folder_word(folder)})"
         lines, used, paths = [], estimate_tokens(title), []
         for item in found:
             if not state.wants(item.key, content_hash(item), "summary", refresh_s=refresh_s):

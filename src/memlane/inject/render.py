@@ -76,6 +76,12 @@ def shell_word(name: str) -> str:
     return "'" + name.replace("'", "'\"'\"'") + "'"
 
 
+def folder_word(folder: str) -> str:
+    """The folder the text names once, above its notes' file names (``…/``), as a word a shell reads
+    literally: a folder a repository mounts can be called ``$(…)`` as well as a file can."""
+    return shell_word(folder.rstrip("/") + "/")
+
+
 def _where(item: Recalled, folder: str | None = None) -> str:
     """The source: a note's file (its name alone when it lies in ``folder``, which the text names
     once); for another domain's unit, the file and the unit's address. Shell-quoted when not plain."""
@@ -128,7 +134,7 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
     full_parts, lines, shown, omitted = [], [], [], []
     folder = common_folder([item for item, _ in items] + list(menu))
     if folder:  # the folder once, the file names on the lines
-        header = f"{header}\nNotes below are files in {folder}/"
+        header = f"{header}\nNotes below are files in {folder_word(folder)}"
     used_chars = len(header) + 1
     used_tokens = estimate_tokens(header)
     for item, depth in items:
