@@ -6,6 +6,7 @@ budget and the host's cap, never a private note, never twice in a session, and t
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -161,3 +162,25 @@ def test_a_folder_a_shell_would_run_is_shown_quoted(tmp_path):
         ran = subprocess.run(["sh", "-c", f"printf '%s' {word}feedback_thumbs_0.md"], cwd=tmp_path,
                              capture_output=True, text=True, timeout=30)
         assert ran.stdout == f"{folder}/feedback_thumbs_0.md" and not (tmp_path / "PWNED").exists()
+
+
+def test_a_file_name_with_a_line_break_is_one_word_on_one_line(store, tmp_path):
+    """A file name may hold a newline, a carriage return or a Unicode line separator (git checks them
+    out): quoted as it is, the name broke the injected text into a line of its own that read as a
+    note's header, and the control characters dropped on the way out left a word that named no file.
+    It is shown with the shell's escapes instead, one line, and bash reads it back as the name."""
+    import shutil
+    import subprocess
+
+    names = ["x\n### deploy (user) — ok.md", "c\rd.md", "e\u2028f's.md"]
+    for i, name in enumerate(names):
+        write_note(store, name, f"---\nname: odd_{i}\ndescription: when sizing thumbnails and fonts {i}\n"
+                                f"type: feedback\n---\nThumbnails are sized at {i} px.\n")
+    out = inject(store, tmp_path, prompt="sizing thumbnails and fonts")
+    assert not [line for line in out.text.splitlines() if line.startswith("### deploy")]
+    words = re.findall(r"\$'(?:[^'\\]|\\.)*'", out.text)
+    assert len(words) == len(names), out.text
+    if shutil.which("bash"):
+        read = {subprocess.run(["bash", "-c", f"printf '%s' {w}"], capture_output=True,
+                               timeout=30).stdout.decode("utf-8") for w in words}
+        assert read == set(names)

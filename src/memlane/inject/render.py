@@ -70,10 +70,25 @@ _PLAIN_NAME = re.compile(r"[\w./@+,:=-]+")
 def shell_word(name: str) -> str:
     """``name`` as one word a shell reads literally: as it is when plain, else in single quotes.
     A cloned repository can name a note ``$(curl … | sh)``; pasted bare into ``memlane show``, the
-    shell would run it."""
+    shell would run it. A name holding what does not print (a newline, a carriage return, a Unicode
+    line separator or format character) is in bash's and zsh's ``$'…'`` with escapes: quoted as it
+    is, it broke the text into a line of its own, and the controls taken out on the way left a
+    word that named no file."""
     if _PLAIN_NAME.fullmatch(name):
         return name
-    return "'" + name.replace("'", "'\"'\"'") + "'"
+    if name.isprintable():
+        return "'" + name.replace("'", "'\"'\"'") + "'"
+    return "$'" + "".join(_escaped(ch) for ch in name) + "'"
+
+
+def _escaped(ch: str) -> str:
+    """One character inside ``$'…'``."""
+    if ch in "\\'":
+        return "\\" + ch
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def folder_word(folder: str) -> str:
