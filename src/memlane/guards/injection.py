@@ -149,17 +149,25 @@ _RULES = (
     (OVERRIDE, "zh", r"(?:从现在(?:开始|起)|從現在(?:開始|起)|现在起|現在起)[,，]? ?你(?:就)?(?:是|将是|將是|扮演"
                      r"|现在是|現在是)|你现在是一个|你現在是一個|你的新(?:指令|指示|任务|任務|角色|规则|規則)"
                      r"|(?:开发者|開發者)模式[^。]{0,20}(?:没有|沒有|无|無|不受)(?:任何)?(?:限制|过滤|過濾)"),
-    # Japanese, Spanish, French and German: the override's own words (the readings fold accents)
-    (OVERRIDE, "ja", r"(?:以前|これまで|今まで|先ほど|前|上記|上|最初|元|既存|すべて|全て|システム|開発者)の?"
-                     r"[^。.!?！？]{0,12}?(?:指示|命令|ルール|規則|プロンプト|制約|設定|指令|ガイドライン)"
+    # Japanese, Spanish, French and German: the override's own words (the readings fold accents). Rules and
+    # settings are what a note describes a tool ignoring ("--force は既存の設定を無視して上書きする", "--force
+    # ignora las reglas anteriores"; Spanish "ignora" and French "ignore" are the third person as well as the
+    # imperative): they count only after an unambiguous imperative, or as the system's
+    (OVERRIDE, "ja", r"(?:以前|これまで|今まで|先ほど|前|上記|上|最初|元|すべて|全て|システム|開発者)の?"
+                     r"[^。.!?！？]{0,12}?(?:指示|命令|ルール|規則|プロンプト|制約|指令|ガイドライン)"
                      r"[^。.!?！？]{0,10}?(?:無視|忘れ|破棄)(?!しないで|してはいけ|しては|するな|しなくて|され|しても|ず)"),
     (OVERRIDE, "es", r"(?:ignora|ignore|ignorad|ignoren|olvida|olvide|olvidad|olviden|descarta|descarte)"
-                     r" (?:(?:todas|todos|las|los|tus|sus|y) ){0,3}(?:instrucciones|indicaciones|ordenes|reglas"
-                     r"|directrices|normas) (?:anteriores|previas|precedentes|originales|del sistema|de arriba)\b"),
+                     r" (?:(?:todas|todos|las|los|tus|sus|y) ){0,3}(?:(?:instrucciones|indicaciones|ordenes"
+                     r"|directrices) (?:anteriores|previas|precedentes|originales|del sistema|de arriba)"
+                     r"|(?:reglas|normas) del sistema)\b"
+                     r"|(?:ignore|ignorad|ignoren|olvide|olvidad|olviden|descarte) (?:(?:todas|todos|las|los|tus|sus"
+                     r"|y) ){0,3}(?:reglas|normas) (?:anteriores|previas|precedentes|originales|de arriba)\b"),
     (OVERRIDE, "fr", r"(?:ignore|ignorez|ignorer|oublie|oubliez|oublier) (?:(?:toutes|tous|les|tes|vos|et) ){0,3}"
-                     r"(?:instructions|consignes|directives|regles|ordres|indications) (?:precedentes|anterieures"
-                     r"|initiales|originales|du systeme|ci-dessus)\b"),
-    (OVERRIDE, "de", r"(?:ignoriere|ignorier|ignoriert|ignorieren sie|vergiss|vergesst|vergessen sie|missachte)"
+                     r"(?:(?:instructions|consignes|directives|ordres|indications) (?:precedentes|anterieures"
+                     r"|initiales|originales|du systeme|ci-dessus)|regles du systeme)\b"
+                     r"|(?:ignorez|ignorer|oubliez|oublier) (?:(?:toutes|tous|les|tes|vos|et) ){0,3}regles"
+                     r" (?:precedentes|anterieures|initiales|originales|ci-dessus)\b"),
+    (OVERRIDE, "de", r"(?:ignoriere|ignorier|ignorieren sie|vergiss|vergesst|vergessen sie|missachte)"
                      r" (?:(?:alle|samtliche|die|deine|ihre) ){0,3}(?:vorherigen|bisherigen|vorigen|fruheren|obigen"
                      r"|vorangegangenen|ursprunglichen|system) ?(?:anweisungen|instruktionen|befehle|regeln"
                      r"|vorgaben)\b"),
