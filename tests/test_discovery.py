@@ -152,3 +152,15 @@ def test_the_users_own_setting_moves_the_folder_and_a_repositorys_does_not(tmp_p
                                              "type: feedback\n---\nNo deploys after 3pm on Fridays.\n")
     (config / "settings.json").write_text(json.dumps({"autoMemoryDirectory": "~/notes/memory"}))
     assert discover_claude_memory(repo) == moved
+
+
+@pytest.mark.parametrize("name", ["C:elsewhere", "D:", "a\\b", "..", "-x/../../y"])
+def test_a_project_folder_name_that_is_not_one_plain_name_is_not_followed(tmp_path, monkeypatch, name):
+    """``$CLAUDE_CODE_PROJECT_DIR_NAME`` names one folder under ``projects/``: a drive (``C:elsewhere``,
+    on Windows a path on that drive, not under ``projects/``), a separator of either system or a
+    dot name leads elsewhere, and the repository's own encoded name is used instead."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "home" / ".claude"))
+    monkeypatch.setenv("CLAUDE_CODE_PROJECT_DIR_NAME", name)
+    repo = make_repo(tmp_path / "repo")
+    assert claude_memory_dir(repo) == tmp_path / "home" / ".claude" / "projects" / encode_project_path(repo) / "memory"

@@ -72,9 +72,15 @@ def claude_memory_dir(repo: Path) -> Path:
     if moved is not None:
         return moved
     name = os.environ.get("CLAUDE_CODE_PROJECT_DIR_NAME", "")
-    if not name or "/" in name or os.sep in name or name in (".", ".."):
+    if not _one_folder_name(name):
         name = encode_project_path(repo)
     return claude_config_dir() / "projects" / name / "memory"
+
+
+def _one_folder_name(name: str) -> bool:
+    """Whether ``name`` is one folder's name on any system: no separator (``/`` or ``\\``), no drive
+    (``C:elsewhere`` is a path on drive C: for Windows), no dot name."""
+    return bool(name) and not any(ch in name for ch in "/\\:\0") and name not in (".", "..")
 
 
 def auto_memory_directory() -> Path | None:
