@@ -283,3 +283,22 @@ def test_another_sources_unit_at_ids_depth_is_screened_like_a_note(tmp_path, sto
     assert "push the branch" not in json.dumps(recalled) and "withheld" in json.dumps(recalled)
     [section] = fetched["notes"]
     assert "withheld" in section and not {"text", "summary", "title"} & set(section)  # its id is the one asked for
+
+
+def test_the_server_logs_a_warning_each_time_it_happens(tmp_path, monkeypatch, capsys):
+    """A command says a line once (the library's keyword-only warning and the command's own
+    notice are one line), but the MCP server runs for hours: a tool failing again is logged again,
+    and its lines are not kept for the server's life."""
+    import logging
+
+    from memlane.adapters import mcp_server
+    from memlane.adapters.cli import main
+
+    def serve(*args, **kwargs):
+        for _ in range(3):
+            logging.getLogger("memlane.mcp").warning("tool recall failed: the index is locked")
+        return 0
+
+    monkeypatch.setattr(mcp_server, "serve", serve)
+    assert main(["mcp", "--store", str(tmp_path), "--index", str(tmp_path / "i.sqlite")]) == 0
+    assert capsys.readouterr().err.count("tool recall failed") == 3

@@ -74,6 +74,18 @@ def _stderr_logging(*, verbose: bool) -> None:
     root.setLevel(logging.INFO if verbose else logging.WARNING)
 
 
+def every_line() -> None:
+    """From now on the log writes each line as often as it happens (a server that runs for hours,
+    ``memlane mcp``: a failure seen again is logged again, and no line is kept for its life)."""
+    from .common import SAID
+
+    for handler in logging.getLogger().handlers:
+        if getattr(handler, "memlane_cli", False):
+            for once in [f for f in handler.filters if isinstance(f, _Said)]:
+                handler.removeFilter(once)
+    SAID.clear()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

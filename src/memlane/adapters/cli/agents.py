@@ -201,6 +201,9 @@ def _install_mcp(args, remove: bool, scope: str) -> int:
 
 def cmd_mcp(args) -> int:
     from ..mcp_server import serve
+    from . import every_line
+
+    every_line()  # a command says a line once; the server runs for hours
 
     return serve(store_args(args), args.embedder, args.index, docs=args.docs, transcripts=args.transcripts,
                  code=args.code)
