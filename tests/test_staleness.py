@@ -92,6 +92,19 @@ def test_nothing_outside_the_tree_is_read(repo, tmp_path):
     assert staleness.tree_for(str(repo)).text(".tool-versions") is None
 
 
+def test_a_folder_outside_the_tree_anchors_no_name(tmp_path):
+    """A dotted name counts as the tree's own package when its folder is in the tree: ``src`` linked
+    to a folder elsewhere must not tell (by a mark or none) whether that folder holds a package."""
+    outside, repo = tmp_path / "outside", tmp_path / "linked-repo"
+    (outside / "probepkg").mkdir(parents=True)
+    repo.mkdir()
+    (repo / "src").symlink_to(outside)
+    assert staleness._own_package("probepkg.helper", staleness.Tree(str(repo))) is False
+    (repo / "pkgdir").mkdir()
+    assert staleness._own_package("pkgdir.helper", staleness.Tree(str(repo))) is True
+    assert staleness.Tree(str(repo)).path("bad\0name") is None  # a NUL names no file
+
+
 def test_package_scripts_and_make_targets(repo):
     assert marks("`npm run build` then `npm run test:e2e`; `make lint`.", repo) == []
     assert marks("`npm run e2e` runs the browser tests; `make release` tags it.", repo) == [

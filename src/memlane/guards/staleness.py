@@ -79,7 +79,10 @@ class Tree:
         a symlink to elsewhere): a note names what the checks read, and only this tree is theirs."""
         path = os.path.join(self.root, rel)
         self._real = self._real or os.path.realpath(self.root)
-        real = os.path.realpath(path)
+        try:
+            real = os.path.realpath(path)
+        except ValueError:  # a NUL in the name: no file is called that
+            return None
         return path if real == self._real or real.startswith(self._real.rstrip(os.sep) + os.sep) else None
 
     def exists(self, rel: str) -> bool:
@@ -242,8 +245,8 @@ def _own_package(span: str, tree: Tree) -> bool:
     if "." not in span and "::" not in span:
         return False
     head = re.split(r"\.|::", span, maxsplit=1)[0]
-    return len(head) >= 3 and (tree.exists(head) and os.path.isdir(os.path.join(tree.root, head))
-                               or os.path.isdir(os.path.join(tree.root, "src", head)))
+    return len(head) >= 3 and any(path is not None and os.path.isdir(path)
+                                  for path in (tree.path(head), tree.path(os.path.join("src", head))))
 
 
 def _has_word(text: str | None, word: str) -> bool:
