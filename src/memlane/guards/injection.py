@@ -157,18 +157,21 @@ _RULES = (
                      r"[^。.!?！？]{0,12}?(?:指示|命令|ルール|規則|プロンプト|制約|指令|ガイドライン)"
                      r"[^。.!?！？]{0,10}?(?:無視|忘れ|破棄)(?!しないで|してはいけ|しては|するな|しなくて|され|しても|ず)"),
     (OVERRIDE, "es", r"(?:ignora|ignore|ignorad|ignoren|olvida|olvide|olvidad|olviden|descarta|descarte)"
-                     r" (?:(?:todas|todos|las|los|tus|sus|y) ){0,3}(?:(?:instrucciones|indicaciones|ordenes"
+                     r" (?:(?:por completo|completamente|por favor|ahora|ya|simplemente) )?(?:(?:todas|todos|las|los|tus|sus|y) ){0,3}(?:(?:instrucciones|indicaciones|ordenes"
                      r"|directrices) (?:anteriores|previas|precedentes|originales|del sistema|de arriba)"
                      r"|(?:reglas|normas) del sistema)\b"
-                     r"|(?:ignore|ignorad|ignoren|olvide|olvidad|olviden|descarte) (?:(?:todas|todos|las|los|tus|sus"
+                     r"|(?:ignore|ignorad|ignoren|olvide|olvidad|olviden|descarte) (?:(?:por completo|completamente"
+                     r"|por favor|ahora|ya|simplemente) )?(?:(?:todas|todos|las|los|tus|sus"
                      r"|y) ){0,3}(?:reglas|normas) (?:anteriores|previas|precedentes|originales|de arriba)\b"),
-    (OVERRIDE, "fr", r"(?:ignore|ignorez|ignorer|oublie|oubliez|oublier) (?:(?:toutes|tous|les|tes|vos|et) ){0,3}"
+    (OVERRIDE, "fr", r"(?:ignore|ignorez|ignorer|oublie|oubliez|oublier) (?:(?:maintenant|donc|simplement|completement"
+                     r"|tout de suite|s'il vous plait|svp) )?(?:(?:toutes|tous|les|tes|vos|et) ){0,3}"
                      r"(?:(?:instructions|consignes|directives|ordres|indications) (?:precedentes|anterieures"
                      r"|initiales|originales|du systeme|ci-dessus)|regles du systeme)\b"
-                     r"|(?:ignorez|ignorer|oubliez|oublier) (?:(?:toutes|tous|les|tes|vos|et) ){0,3}regles"
+                     r"|(?:ignorez|ignorer|oubliez|oublier) (?:(?:maintenant|donc|simplement|completement|tout de suite"
+                     r"|s'il vous plait|svp) )?(?:(?:toutes|tous|les|tes|vos|et) ){0,3}regles"
                      r" (?:precedentes|anterieures|initiales|originales|ci-dessus)\b"),
     (OVERRIDE, "de", r"(?:ignoriere|ignorier|ignorieren sie|vergiss|vergesst|vergessen sie|missachte)"
-                     r" (?:(?:alle|samtliche|die|deine|ihre) ){0,3}(?:vorherigen|bisherigen|vorigen|fruheren|obigen"
+                     r" (?:(?:bitte|einfach|jetzt|nun|sofort|ab sofort|ab jetzt|ganz|komplett) ){0,2}(?:(?:alle|samtliche|die|deine|ihre) ){0,3}(?:vorherigen|bisherigen|vorigen|fruheren|obigen"
                      r"|vorangegangenen|ursprunglichen|system) ?(?:anweisungen|instruktionen|befehle|regeln"
                      r"|vorgaben)\b"),
     # -- exfiltration -----------------------------------------------------------------------
