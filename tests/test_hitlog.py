@@ -85,3 +85,23 @@ def test_recall_writes_the_hit_log(store, tmp_path):
     assert [r["name"] for r in records] == [h["name"] for h in hits]
     assert {r["session"] for r in records} == {"abc"} and all("fused" in r["parts"] for r in records)
     assert json.loads((tmp_path / "i.sqlite.hits.jsonl").read_text().splitlines()[0])["rank"] == 1
+
+
+def test_a_rotated_log_from_before_the_logs_were_private_becomes_so(tmp_path):
+    """The hit-log quotes no prompt but names the notes recalled: a rotated file an older version
+    left readable by others is made the user's alone when it moves on."""
+    import os
+    import stat
+
+    path = tmp_path / "hits.jsonl"
+    old = tmp_path / "hits.jsonl.1"
+    old.write_text('{"t": 1, "unit": "u", "name": "n"}\n')
+    os.chmod(old, 0o644)
+    log = HitLog(path, max_bytes=2_000, keep=3)
+    for i in range(40):
+        log.record(f"q{i}", rows(1, f"r{i}-"))
+        if (tmp_path / "hits.jsonl.2").exists():
+            break  # the first rotation: the old file moved on to .2
+    assert (tmp_path / "hits.jsonl.2").read_text().startswith('{"t": 1, "unit": "u"')
+    for rotated in log.files():
+        assert stat.S_IMODE(rotated.stat().st_mode) & 0o077 == 0, rotated.name
