@@ -109,6 +109,28 @@ def test_a_private_note_is_refused_by_add(capsys, configured, store):
     assert code == 2 and "private" in err
 
 
+def test_a_secret_is_refused_by_add_and_remember_to_the_team(capsys, configured, store, tmp_path):
+    """A team note leaves this machine for every member, its history kept for good: a draft holding
+    a secret is refused before anything is written (the CLI and MCP alike), the secret not repeated."""
+    from memlane.adapters.mcp_server import Engine, ToolError
+
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    code, out, err = run(capsys, "add", "--scope", "team", "--name", "vault_token", "--type", "reference",
+                         "--description", "where the deploy bot's token is", "--body", f"The token is {token}.",
+                         "--store", str(store))
+    assert code == 2 and "looks like a" in err and token not in err + out
+    engine = Engine([str(store)], "fake", str(tmp_path / "i.sqlite"), str(tmp_path))
+    try:
+        with pytest.raises(ToolError) as caught:
+            engine.remember("vault_token", "where the deploy bot's token is", f"The token is {token}.",
+                            type="reference", scope="team")
+        assert "looks like a" in str(caught.value) and token not in str(caught.value)
+    finally:
+        engine.workspace.close()
+    code, out, _ = run(capsys, "team", "status", "--json")
+    assert json.loads(out)["notes"] == 0
+
+
 def test_mcp_remember_to_the_team(configured, store, tmp_path):
     from memlane.adapters.mcp_server import Engine
 

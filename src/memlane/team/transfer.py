@@ -4,7 +4,7 @@
 scan reads it — privacy excludes never read, files outside the folder never followed — and
 stores each note with its file text exactly and its ``MEMORY.md`` line. It is idempotent by
 content hash (a note already there, the same, is left alone; a changed one becomes its next
-version, compare-and-set), refuses ``private: true`` notes, and writes in batches of one
+version, compare-and-set), refuses ``private: true`` notes and notes holding a secret, and writes in batches of one
 transaction each: interrupted, it resumes where it stopped when run again, with nothing
 duplicated (a note's name is unique in its team). Two imports of one folder at once both finish:
 whichever stores a note first, the other finds it there, the same.
@@ -72,6 +72,12 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
             report["skipped"].append({"path": str(note.path), "reason": problem or "unreadable"})
             continue
         item = NoteWrite(text, rel, note.title, note.index_hook, note.index_section, order.get(rel))
+        held = secret_in(item.text, item.title, item.hook, item.section)
+        if held:
+            report["refused"].append({"path": str(note.path), "reason": f"it holds what looks like a {held} (a team "
+                                      "note is every member's, and its history is kept for good): keep the secret "
+                                      "in your environment or a secret manager and write where to find it instead"})
+            continue
         current = existing.get(note.name)
         if current is not None and current[0] == note_hash(text, rel, item.title, item.hook, item.section, item.order):
             report["unchanged"] += 1
@@ -86,6 +92,20 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
         if progress:
             progress(min(start + batch, len(todo)), len(todo))
     return report
+
+
+def secret_in(*texts: str | None) -> str | None:
+    """The family of the first secret in ``texts`` (a note's text and its ``MEMORY.md`` line), or
+    None. What enters the team store leaves this machine for every member and stays in its
+    append-only history, which nobody can purge: a secret never goes in (every exit redacts one
+    all the same, for what an older client or a member's own SQL stored)."""
+    from ..guards.secrets import find_secrets
+
+    for text in texts:
+        found = find_secrets(text or "")
+        if found:
+            return found[0].family.replace("-", " ")
+    return None
 
 
 def _write_batch(notes: TeamNotes, items: list[NoteWrite], report: dict) -> None:
