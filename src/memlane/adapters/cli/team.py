@@ -53,6 +53,10 @@ def register(sub) -> None:
                  "deleted: an overwritten version is still here).", "memlane team history deploy_freeze")
     p.add_argument("name", help="the note's name")
     p.add_argument("--text", action="store_true", help="print each version's full text")
+    p.add_argument("--unscreened", action="store_true",
+                   help="print a version whose text reads as an instruction to the agent too, for a person at a "
+                        "terminal (another member wrote it; an agent may run this command, so such a text is "
+                        "withheld by default, as the hooks and `memlane show` withhold it)")
 
     p = _command(tsub, "migrate", cmd_migrate, "create or update the team database's schema (its owner runs this)",
                  "Apply memlane's schema migrations to the team database, in order, each in one transaction. Run it "
@@ -193,6 +197,10 @@ def cmd_export(args) -> int:
 
 
 def cmd_history(args) -> int:
+    if args.unscreened and not sys.stdin.isatty():  # an agent's shell has no terminal; a person has one
+        raise UsageError("--unscreened is for a person at a terminal (this command's input is not one)")
+    from ...guards.exits import risk_kind, unit_risk
+
     team = _scope(args)
     try:
         versions = _guarded(lambda: (team.open(), team.notes.history(args.name))[1])
@@ -202,9 +210,15 @@ def cmd_history(args) -> int:
         raise UsageError(f"the team has no note called {args.name!r}")
     lines = []
     for v in versions:
+        risk = None if args.unscreened else unit_risk(v["text"])
+        if risk:  # every version is a text some member wrote: screened as the hooks screen the current one
+            v["text"] = None
+            v["withheld"] = (f"withheld: this version's text reads as an instruction to the agent ({risk_kind(risk)}), "
+                             "so it is not shown; a person at a terminal can read it with --unscreened")
         lines.append(f"version {v['version']} ({v['op']}) by {v['by']} at {v['at']}")
         if args.text:
-            lines += [f"    {line}" for line in (v["text"] or "").splitlines()]
+            lines += [f"    {line}" for line in (v["text"] or "").splitlines()] + (
+                [f"    ({v['withheld']})"] if risk else [])
     emit(args, {"name": args.name, "versions": versions}, "\n".join(lines))
     return 0
 
