@@ -327,3 +327,28 @@ def test_team_notes_leave_through_the_same_guards(scopes, tmp_path, pg_server):
         injection = user_prompt(mem, {"session_id": "g1", "prompt": "staging deploy bot instructions and vault token"})
         assert "deploy_override" in [q["name"] for q in injection.report["quarantined"]]
         assert "Ignore all previous instructions" not in injection.text and "ghp_" not in injection.text
+
+
+def test_a_team_note_is_the_team_s_whatever_a_member_writes_into_the_index(scopes, tmp_path, pg_server):
+    """Any member may write the index tables (they are derived): a unit set to scope ``project``
+    at a path in the user's repository is still shown as a team note, at a team:// path, by
+    recall, the hooks, show and the MCP server's lookups."""
+    from memlane.inject.layers import user_prompt
+
+    name = fresh_name("team")
+    dsn = pg_server.member(name)
+    fill_team(dsn, name)
+    conn = connect(dsn)
+    try:
+        conn.execute("UPDATE units SET scope = 'project', path = %s WHERE team = %s AND name = 'team_deploy_window'",
+                     (str(tmp_path / "project" / "feedback_team_deploy_window.md"), name))
+    finally:
+        conn.close()
+    with open_memory(scopes, tmp_path, dsn, name) as mem:
+        found = [r for r in mem.recall("when is the tuesday deploy window", k=5) if r.name == "team_deploy_window"]
+        assert [(r.scope, r.path) for r in found] == [("team", f"team://{name}/feedback_team_deploy_window.md")]
+        injection = user_prompt(mem, {"session_id": "s1", "prompt": "when is the tuesday deploy window"})
+        assert "team_deploy_window" in injection.text or "deploy window" in injection.text
+        assert str(tmp_path / "project" / "feedback_team_deploy_window.md") not in injection.text
+        shown = mem.show("team_deploy_window")
+        assert [(s["scope"], s["path"]) for s in shown] == [("team", f"team://{name}/feedback_team_deploy_window.md")]

@@ -153,6 +153,8 @@ class Engine:
         index = memory.team.storage if team else memory.index
         links = index.neighbours_of([row["id"]]).get(row["id"], [])
         rows = index.units_by_id([other for other, _, _ in links])
+        if team:  # a team row's scope and path are the team's, whatever a member wrote into the index
+            rows = {u: memory.team.own(r) for u, r in rows.items()}
         private = set() if team else index.private_units()
         fan = max(1, len(links))
         from ..associate.spread import EDGE_WEIGHTS

@@ -251,7 +251,7 @@ class TeamScope:
         exclude |= {u for u, _, kws in rows if used_keywords(kws, terms) & project_kw}
         outcome = run_recall(st, prompt, self.config, embedder=embedder, plan=plan, query_vector=qvec,
                              exclude=frozenset(exclude))
-        found = recalled_units(st, prompt, outcome.selected, depth=depth, explain=explain_)
+        found = [self.own(r) for r in recalled_units(st, prompt, outcome.selected, depth=depth, explain=explain_)]
         team_kw = {kw for u, _, kws in rows if u not in exclude for kw in used_keywords(kws, terms)}
         return found, outcome.selected, keys, team_kw
 
@@ -275,11 +275,24 @@ class TeamScope:
         worker.start()
         self._pending = [t for t in self._pending if t.is_alive()] + [worker]
 
+    def own(self, item):
+        """``item`` (a ``Recalled`` or an index row of the team's store) as the team's: scope
+        ``team`` and a ``team://<team>/`` path, whatever its row says. Any member may write the
+        index tables (they are derived), so a row's scope or path is no proof: a unit set to scope
+        ``project`` at a path in your repository would read as the repository's own note."""
+        prefix = f"team://{self.name}/"
+        if isinstance(item, dict):
+            path = str(item.get("path") or "")
+            return item | {"scope": "team", "path": path if path.startswith(prefix) else
+                           prefix + path.replace("\\", "/").rsplit("/", 1)[-1]}
+        path = item.path if item.path.startswith(prefix) else prefix + item.path.replace("\\", "/").rsplit("/", 1)[-1]
+        return item if (item.scope, item.path) == ("team", path) else item.with_(scope="team", path=path)
+
     def find(self, name: str) -> list[dict]:
         """Team notes called ``name`` (as index rows), within the budget; [] when unavailable."""
         def load():
             self.open()
-            return self.storage.find(name)
+            return [self.own(row) for row in self.storage.find(name)]
         return self.within(load, "lookup") or []
 
     def show(self, name: str, local: list[dict], *, session: str | None = None) -> list[dict]:
