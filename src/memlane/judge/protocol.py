@@ -33,6 +33,8 @@ from ..retrieve.recalled import Recalled, shorten
 
 PROTOCOL = "memlane-judge/1"
 MAX_REASON = 160  # characters of one reason, after cleaning
+#: what stands for a reason (or an unknown name) of the judge's that reads as an instruction to the agent
+REASON_WITHHELD = "(the judge's words read as an instruction to the agent: withheld)"
 MAX_PROMPT = 4000  # characters of the prompt that are sent
 MAX_TURN = 500  # characters of one previous user turn
 MAX_TURNS = 2
@@ -154,13 +156,19 @@ def parse_verdict(text: str, names: list[str], *, max_chosen: int) -> tuple[list
         if name:
             match = name if name in known else folded.get(name.casefold())
         if match is None:
-            ignored.append(shorten(clean(name or repr(entry)), 60))
+            ignored.append(_screened(shorten(clean(name or repr(entry)), 60)))
             continue
         if match not in {n for n, _ in chosen} and len(chosen) < max_chosen:
-            chosen.append((match, shorten(clean(reason), MAX_REASON)))
+            chosen.append((match, _screened(shorten(clean(reason), MAX_REASON))))
     if entries and not chosen:
         raise Garbage(f"it named none of the candidates ({', '.join(ignored[:3])})")
     return chosen, ignored
+
+
+def _screened(text: str) -> str:
+    """The judge's own words, shown by ``--explain`` and kept in the hit-log, which an agent's
+    shell can print: a model that read a hostile note can be steered into writing an instruction."""
+    return REASON_WITHHELD if text and unit_risk(text) else text
 
 
 def _document(text: str, depth: int = 0) -> dict:
