@@ -487,3 +487,29 @@ def test_a_recall_through_the_daemon_finds_a_note_written_a_moment_ago(tmp_path,
         workspace.close()
     assert before["results"] == []
     assert [r["name"] for r in after["results"]] == ["zebra"]
+
+
+def test_a_large_stores_files_are_left_to_the_background_rounds(tmp_path, sealed_env):
+    """A walk of the files inside a person's request costs what the store's size costs (~70 ms at
+    10k notes): past ``CHEAP_WALK_S`` the recall answers from the background's last round."""
+    from memlane.adapters import daemon
+
+    store = tmp_path / "store"
+    write_note(store, "project_release.md", "---\nname: release\ndescription: when releasing the billing service\n"
+                                            "type: project\n---\nRelease on Tuesdays.\n")
+    workspace = daemon.open_workspace(str(tmp_path), [str(store)], "none", str(tmp_path / "d.sqlite"),
+                                      refresh_s=3600.0)
+    request = {"prompt": "zebra stripes widget", "k": None, "depth": "ids", "explain": False, "fusion": None,
+               "deep": False, "divergent": False, "session": None, "json": True, "unscreened": False}
+    walks = []
+    try:
+        daemon.answer_recall(workspace, json.dumps(request))
+        workspace._walk_s = 1.0  # as if the last walk had taken a second
+        original = workspace.memory.files_look
+        workspace.memory.files_look = lambda *a, **k: walks.append(1) or original(*a, **k)
+        write_note(store, "project_zebra.md", "---\nname: zebra\ndescription: when configuring the zebra stripes "
+                                              "widget\ntype: project\n---\nThe widget needs --stripes.\n")
+        after = json.loads(json.loads(daemon.answer_recall(workspace, json.dumps(request)))["stdout"])
+    finally:
+        workspace.close()
+    assert walks == [] and after["results"] == []  # not walked in the request: the next round finds it

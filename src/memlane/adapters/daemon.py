@@ -129,7 +129,8 @@ def answer_recall(workspace: Workspace, raw: str, *, deadline: float | None = No
     request["unscreened"] = False  # only a person at a terminal asks for it, and that recall runs in its own process
     try:
         with workspace.held(deadline) as warm:
-            warm.check_files()  # a note written a moment ago is found, as by a recall in its own process
+            if warm.files_cheap_to_check():  # a note written a moment ago is found, as in a process of its own
+                warm.check_files()
             out, err = recall_answer(warm.memory, request)
     except Busy:
         raise Busy(f"the workspace was busy past the request's deadline ({REQUEST_DEADLINE_S:g} s)") from None
