@@ -465,10 +465,9 @@ def test_a_squatted_socket_folder_name_falls_back_to_the_users_cache(tmp_path, m
     assert hookclient.private_dir(create=False) is None  # and it is refused until it is private
 
 
-def test_a_recall_through_the_daemon_finds_a_note_written_a_moment_ago(tmp_path, sealed_env):
-    """`memlane add` then `memlane recall`: the person's recall through the warm daemon checks the
-    files first, as a recall in its own process does, rather than answer from the last background
-    round (kept from running here by a long throttle)."""
+def _release_store(tmp_path):
+    """A warm workspace on a one-note store whose background rounds never come (a long throttle),
+    and a recall request for a note it does not hold yet."""
     from memlane.adapters import daemon
 
     store = tmp_path / "store"
@@ -478,6 +477,16 @@ def test_a_recall_through_the_daemon_finds_a_note_written_a_moment_ago(tmp_path,
                                       refresh_s=3600.0)
     request = {"prompt": "zebra stripes widget", "k": None, "depth": "ids", "explain": False, "fusion": None,
                "deep": False, "divergent": False, "session": None, "json": True, "unscreened": False}
+    return workspace, store, request
+
+
+def test_a_recall_through_the_daemon_finds_a_note_written_a_moment_ago(tmp_path, sealed_env):
+    """`memlane add` then `memlane recall`: the person's recall through the warm daemon checks the
+    files first, as a recall in its own process does, rather than answer from the last background
+    round (kept from running here by a long throttle)."""
+    from memlane.adapters import daemon
+
+    workspace, store, request = _release_store(tmp_path)
     try:
         before = json.loads(json.loads(daemon.answer_recall(workspace, json.dumps(request)))["stdout"])
         write_note(store, "project_zebra.md", "---\nname: zebra\ndescription: when configuring the zebra stripes "
@@ -494,13 +503,7 @@ def test_a_large_stores_files_are_left_to_the_background_rounds(tmp_path, sealed
     10k notes): past ``CHEAP_WALK_S`` the recall answers from the background's last round."""
     from memlane.adapters import daemon
 
-    store = tmp_path / "store"
-    write_note(store, "project_release.md", "---\nname: release\ndescription: when releasing the billing service\n"
-                                            "type: project\n---\nRelease on Tuesdays.\n")
-    workspace = daemon.open_workspace(str(tmp_path), [str(store)], "none", str(tmp_path / "d.sqlite"),
-                                      refresh_s=3600.0)
-    request = {"prompt": "zebra stripes widget", "k": None, "depth": "ids", "explain": False, "fusion": None,
-               "deep": False, "divergent": False, "session": None, "json": True, "unscreened": False}
+    workspace, store, request = _release_store(tmp_path)
     walks = []
     try:
         daemon.answer_recall(workspace, json.dumps(request))
