@@ -352,3 +352,44 @@ def test_a_team_note_is_the_team_s_whatever_a_member_writes_into_the_index(scope
         assert str(tmp_path / "project" / "feedback_team_deploy_window.md") not in injection.text
         shown = mem.show("team_deploy_window")
         assert [(s["scope"], s["path"]) for s in shown] == [("team", f"team://{name}/feedback_team_deploy_window.md")]
+
+
+def test_a_slow_team_refresh_never_holds_the_workspace(scopes, team, tmp_path, sealed_env, monkeypatch):
+    """The daemon's background round refreshes the team store (a member's bulk import to embed, a
+    network that stalls: up to minutes) with the workspace's lock let go: a prompt meanwhile is
+    answered, it does not wait out its deadline and fall back."""
+    import threading
+    import time
+
+    from memlane.adapters.workspace import Workspace
+    from memlane.team.scope import TeamScope
+
+    dsn, name = team
+    config = sealed_env / "config" / "memlane" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[team]\ndsn = "{dsn}"\nname = "{name}"\n[embed]\nmodel = "none"\n', encoding="utf-8")
+    project = scopes[1].path
+    workspace = Workspace([str(project)], "none", str(tmp_path / "w.sqlite"), str(tmp_path), refresh_s=0.0)
+    workspace.current()
+    assert workspace.memory.team is not None
+    entered, release = threading.Event(), threading.Event()
+    real = TeamScope._refresh
+
+    def slow(self, embedder, progress):
+        entered.set()
+        release.wait(60)
+        return real(self, embedder, progress)
+
+    monkeypatch.setattr(TeamScope, "_refresh", slow)
+    write_note(project, "feedback_new.md", note("new_one", "A new project note", "Written meanwhile."))
+    workspace._files_checked = float("-inf")  # a round is due
+    round_ = threading.Thread(target=workspace.refresh_files_due)
+    round_.start()
+    try:
+        assert entered.wait(60)
+        with workspace.held(time.monotonic() + 5.0) as warm:  # Busy if the round held the lock
+            assert "new_one" in {r["name"] for r in warm.memory.index.find("new_one")}
+    finally:
+        release.set()
+        round_.join(60)
+        workspace.close()

@@ -178,12 +178,13 @@ class Memory:
 
     # -- indexing -------------------------------------------------------------------
     def refresh(self, *, embed: bool = True, progress: Progress | None = None, force: bool = False,
-                recheck: bool = False, walked=None) -> RefreshReport:
+                recheck: bool = False, walked=None, team: bool = True) -> RefreshReport:
         """Bring the index in line with the files (incremental), then embed what is new.
 
         When no file changed since the last complete refresh (same paths, sizes and mtimes,
         same settings), nothing is parsed: this is the cost of a recall in a fresh process.
-        ``walked``: the stat walk ``files_look`` just made, so the files are not walked twice."""
+        ``walked``: the stat walk ``files_look`` just made, so the files are not walked twice.
+        ``team``: the team store's refresh too (a resident process runs it apart, unlocked)."""
         last = self._last_refresh
         healed = self.index.heals != self._heals_seen  # a rebuilt index is empty: fill it now, whatever the throttle
         if (not force and not recheck and not healed and last is not None and last[1] >= embed
@@ -192,7 +193,7 @@ class Memory:
         embedder = self.embedder if embed else None
         report = self._files.refresh(embedder, notice=self.embedder_notice, progress=progress, force=force,
                                      found=walked)
-        if self.team is not None:  # the team's graph, vectors and lifecycle (never inline in a hook)
+        if team and self.team is not None:  # the team's graph, vectors and lifecycle (never inline in a hook)
             self.team.refresh(embedder, progress=progress)
         self._heals_seen = self.index.heals
         self._refresh_problem = report.index_problem  # a locked index: this process waited for it once

@@ -295,14 +295,19 @@ class Workspace:
             started, self._stepped_aside_s = time.perf_counter(), 0.0
             stamp, walked = memory.files_look(pause=self._step_aside)
             self._walk_s = time.perf_counter() - started - self._stepped_aside_s
+            changed = False
             with self.lock:
                 if memory is not self.memory:
                     return  # reopened meanwhile: the new one was refreshed as it opened
                 if stamp != self._files_stamp:
-                    memory.refresh(force=False, recheck=True, walked=walked)  # the files are not walked again
-                    self._files_stamp = stamp
-                memory.maintain_lifecycle()  # new uses in; states moved at most hourly
+                    memory.refresh(force=False, recheck=True, walked=walked, team=False)  # not walked again
+                    self._files_stamp, changed = stamp, True
+                memory.maintain_lifecycle(team=False)  # new uses in; states moved at most hourly
                 unsettled = self._refresher is not None and memory.graph_unsettled()
+            if memory.team is not None:  # outside the lock: a slow team store (a member's bulk import to
+                if changed:  # embed, a network that stalls) never holds a prompt up past its deadline
+                    memory.team.refresh(memory.embedder)
+                memory.team.maintain()
             if unsettled:
                 self._settle_aside(memory)
         except Exception as exc:  # noqa: BLE001 - the index stays as it is; the next round tries again
@@ -317,7 +322,7 @@ class Workspace:
         stamp, walked = memory.files_look()
         self._walk_s = time.perf_counter() - started
         if stamp != self._files_stamp:
-            memory.refresh(force=False, recheck=True, walked=walked)
+            memory.refresh(force=False, recheck=True, walked=walked, team=False)  # the team: in the background
             self._files_stamp = stamp
         self._files_checked = self.clock()
 
