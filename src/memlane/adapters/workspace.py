@@ -304,9 +304,10 @@ class Workspace:
                     self._files_stamp, changed = stamp, True
                 memory.maintain_lifecycle(team=False)  # new uses in; states moved at most hourly
                 unsettled = self._refresher is not None and memory.graph_unsettled()
+                embedder = memory.embedder if changed and memory.team is not None else None  # loaded here, once
             if memory.team is not None:  # outside the lock: a slow team store (a member's bulk import to
                 if changed:  # embed, a network that stalls) never holds a prompt up past its deadline
-                    memory.team.refresh(memory.embedder)
+                    memory.team.refresh(embedder)
                 memory.team.maintain()
             if unsettled:
                 self._settle_aside(memory)
