@@ -393,3 +393,63 @@ def test_a_slow_team_refresh_never_holds_the_workspace(scopes, team, tmp_path, s
         release.set()
         round_.join(60)
         workspace.close()
+
+
+@pytest.mark.parametrize("where", ["before its first query", "between two queries"])
+def test_a_reopen_during_the_unlocked_team_refresh_neither_trips_the_team_nor_leaks_a_pool(
+        where, scopes, team, tmp_path, sealed_env, monkeypatch):
+    """The background round's team refresh runs with the workspace let go, so a reopen (a changed
+    config) or the daemon's idle exit may close its Memory under it: the refresh stops there. It
+    neither opens a new pool on the closed scope (kept for the process's life) nor, its pool closed
+    under it, tells every memlane process the team store is down ("PoolClosed") for retry_s."""
+    import threading
+
+    from memlane.adapters.workspace import Workspace
+    from memlane.team.postgres import PostgresStorage
+
+    dsn, name = team
+    config = sealed_env / "config" / "memlane" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[team]\ndsn = "{dsn}"\nname = "{name}"\n[embed]\nmodel = "none"\n', encoding="utf-8")
+    project = scopes[1].path
+    workspace = Workspace([str(project)], "none", str(tmp_path / "w.sqlite"), str(tmp_path), refresh_s=0.0)
+    workspace.current()
+    old = workspace.memory.team
+    entered, release = threading.Event(), threading.Event()
+    if where == "before its first query":
+        real = TeamScope._refresh
+
+        def slow(self, embedder, progress):
+            if self is old:
+                entered.set()
+                release.wait(60)
+            return real(self, embedder, progress)
+
+        monkeypatch.setattr(TeamScope, "_refresh", slow)
+    else:
+        real_meta = PostgresStorage.get_meta
+
+        def slow(self, key, default=None):  # the refresh has its storage in hand, the pool is closed under it
+            if key == "units_from" and self is old._storage and not entered.is_set():
+                entered.set()
+                release.wait(60)
+            return real_meta(self, key, default)
+
+        monkeypatch.setattr(PostgresStorage, "get_meta", slow)
+    write_note(project, "feedback_new.md", note("new_one", "A new project note", "Written meanwhile."))
+    workspace._files_checked = float("-inf")  # a round is due
+    round_ = threading.Thread(target=workspace.refresh_files_due)
+    round_.start()
+    try:
+        assert entered.wait(60)
+        with workspace.lock:
+            workspace._open()  # as after a config change
+    finally:
+        release.set()
+        round_.join(60)
+    try:
+        assert not round_.is_alive()
+        assert old._pool is None and old._storage is None
+        assert workspace.memory.team.down() is None and workspace.memory.team.problem is None
+    finally:
+        workspace.close()

@@ -69,6 +69,9 @@ class TeamScope:
         #: answering a hook: recall within the budget, but never refresh or fold inline
         self.hook = False
         self._pending: list[threading.Thread] = []
+        #: closed (its Memory was, on a reopen or an exit): work still running on it (a resident
+        #: process's unlocked team refresh) neither opens a new pool nor trips the breaker
+        self._closed = False
 
     @classmethod
     def from_config(cls, config: Config) -> "TeamScope | None":
@@ -79,12 +82,16 @@ class TeamScope:
     # -- the store --------------------------------------------------------------------
     @property
     def pool(self):
+        if self._closed:
+            raise TeamStoreError("the team scope was closed")
         if self._pool is None:
             self._pool = make_pool(self.dsn, min_size=1, max_size=4, timeout=max(1.0, self.timeout_s * 2))
         return self._pool
 
     @property
     def storage(self):
+        if self._closed:
+            raise TeamStoreError("the team scope was closed")
         if self._storage is None:
             from .postgres import PostgresStorage
 
@@ -148,6 +155,9 @@ class TeamScope:
             pass
 
     def _failed(self, exc: BaseException, what: str) -> None:
+        if self._closed:  # closed under it (a reopen, an exit): the store did not fail, no one is told it did
+            log.info("team store: %s stopped, the scope was closed: %s", what, exc)
+            return
         why = str(exc) if isinstance(exc, TeamStoreError) else explain(exc, self.dsn)
         self._trip(why)
         log.warning("team store: %s failed, local scopes only for %.0f s: %s", what, self.retry_s, why)
@@ -160,6 +170,8 @@ class TeamScope:
     def _start(self, fn, what: str, timeout: float | None = None):
         """``fn()`` started on a worker thread: (worker, its result box, its deadline, the
         timeout), or None when the store is left alone for now."""
+        if self._closed:
+            return None
         why = self.down()
         if why is not None:
             log.info("team store skipped for this %s: %s", what, why)
@@ -187,6 +199,8 @@ class TeamScope:
         if worker.is_alive() and caller_late:
             log.info("team store: the local scopes took the whole %s budget; answered without the team", what)
             return None
+        if worker.is_alive() and self._closed:
+            return None
         if worker.is_alive():
             self._trip(f"no answer within {timeout * 1000:.0f} ms")
             log.warning("team store: no %s answer within %.0f ms; the local scopes answered alone", what,
@@ -195,7 +209,8 @@ class TeamScope:
         if "error" in box:
             self._failed(box["error"], what)
             return None
-        self._clear()
+        if not self._closed:
+            self._clear()
         return box["value"]
 
     # -- recall -----------------------------------------------------------------------
@@ -412,6 +427,7 @@ class TeamScope:
 
     def close(self) -> None:
         self.flush()
+        self._closed = True
         if self._own_pool and self._pool is not None:
             self._pool.close(timeout=1.0)
             self._pool = None
