@@ -129,3 +129,43 @@ def test_a_resident_process_asks_for_the_word_table_to_be_read_in(joined, monkey
     joined.keep_resident()  # the daemon's warm-up: e5's 4-bit word table is looked up at random
     assert len(asked) == 1
 
+
+
+def test_a_prompt_is_not_queued_behind_a_bulk_embedding_on_another_thread(joined, monkeypatch):
+    """The daemon embeds the team's new notes (a member's bulk import) beside the prompts, with the
+    workspace let go: a prompt's MiniLM half must not wait in the shared worker pool behind the
+    batch's shares (16 passages per worker at a time), or the prompt waits out the import."""
+    import threading
+
+    from memlane.embed import _onnx_encoder as encoder
+    from memlane.embed.minilm import MiniLMEmbedder
+
+    if encoder.executor() is None:
+        pytest.skip("one core: no worker pool to queue in")
+    release = threading.Event()
+    busy = threading.Semaphore(0)
+    real = MiniLMEmbedder._pooled
+
+    def pooled(self, text):
+        if text.startswith("bulk"):  # a batch's passage: holds its worker until released
+            busy.release()
+            release.wait(60)
+        return real(self, text)
+
+    monkeypatch.setattr(MiniLMEmbedder, "_pooled", pooled)
+    e5, _ = joined.parts[0]
+    monkeypatch.setattr(type(e5), "embed_batch", lambda self, texts, *, is_query: np.ones((len(texts), 384),
+                                                                                        dtype=np.float32))
+    bulk = threading.Thread(target=joined.embed_passages, args=([f"bulk {n}" for n in range(8)],))
+    bulk.start()
+    try:
+        for _ in range(encoder.WORKERS):  # every worker of the pool is in the batch
+            assert busy.acquire(timeout=60)
+        answered = threading.Event()
+        prompt = threading.Thread(target=lambda: (joined.embed_query("how do we deploy"), answered.set()))
+        prompt.start()
+        assert answered.wait(30)  # a hang guard: before the fix it waited for the batch
+    finally:
+        release.set()
+        bulk.join(60)
+        joined.__dict__.pop("_query_cache", None)  # the vector of the stubbed e5 half: no later test's

