@@ -453,3 +453,23 @@ def test_a_reopen_during_the_unlocked_team_refresh_neither_trips_the_team_nor_le
         assert workspace.memory.team.down() is None and workspace.memory.team.problem is None
     finally:
         workspace.close()
+
+
+def test_a_team_store_far_away_does_not_make_the_files_look_slow(scopes, team, tmp_path, monkeypatch):
+    """How long the stat walk takes decides whether a person's recall walks the files first and how
+    often the background walks them; the team store's round trip in the same look is no cost of
+    the files (a store 20 ms away would have made every walk look expensive)."""
+    import time
+
+    from memlane.team.scope import TeamScope
+
+    real = TeamScope.stamp
+
+    def far(self):
+        time.sleep(1.0)  # a team store a second away
+        return real(self)
+
+    with open_memory(scopes, tmp_path, *team) as mem:
+        monkeypatch.setattr(TeamScope, "stamp", far)
+        mem.files_look()
+        assert 0 < mem.walk_s < 0.5  # the walk of two notes, not the second spent on the team

@@ -159,7 +159,7 @@ def test_a_slow_walk_is_made_less_often(setup, monkeypatch):
 
     def slow_look(pause=None):
         walks.append(clock.now)
-        time.sleep(0.1)  # a walk of 0.1 s: at WALK_SHARE 5%, due every 2 s rather than every 0.2 s
+        workspace.memory.walk_s = 0.1  # a walk of 0.1 s: at WALK_SHARE 5%, due every 2 s rather than every 0.2 s
         return "same", None
 
     monkeypatch.setattr(workspace.memory, "files_look", slow_look)

@@ -66,6 +66,7 @@ class Memory:
         self.embedder_notice: str | None = None
         #: a resident process re-checks the files at most this often (seconds); 0 = every call
         self.min_refresh_interval = 0.0
+        self.walk_s = 0.0  # the last stat walk's time (files_look)
         #: fold the hit-log and move lifecycle states during recall (a daemon does it in the background)
         self.auto_lifecycle = True
         self._last_refresh: tuple[float, bool, RefreshReport] | None = None
@@ -208,8 +209,11 @@ class Memory:
         return self.files_look(pause)[0]
 
     def files_look(self, pause=None) -> tuple:
-        """(``files_stamp``, the stat walk it was made from: ``refresh(walked=…)`` takes it)."""
+        """(``files_stamp``, the stat walk it was made from: ``refresh(walked=…)`` takes it).
+        ``walk_s``: how long the walk itself took (``pause``'s waits in it; the team's check not)."""
+        started = time.perf_counter()
         walked = self._files.walk(pause)
+        self.walk_s = time.perf_counter() - started
         stamp = self._files.stamp(self.embedder.name if self.embedder else None, walked)[1]
         return (stamp if self.team is None else f"{stamp}|team:{self.team.stamp()}"), walked
 

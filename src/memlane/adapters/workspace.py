@@ -292,9 +292,9 @@ class Workspace:
                                                                          if s.path.is_dir()) or "none")
                     memory.reload_stores()
                     self._files_stamp = None  # refreshed whatever the walk finds
-            started, self._stepped_aside_s = time.perf_counter(), 0.0
+            self._stepped_aside_s = 0.0
             stamp, walked = memory.files_look(pause=self._step_aside)
-            self._walk_s = time.perf_counter() - started - self._stepped_aside_s
+            self._walk_s = max(0.0, memory.walk_s - self._stepped_aside_s)  # the team's check left out
             changed = False
             with self.lock:
                 if memory is not self.memory:
@@ -319,9 +319,8 @@ class Workspace:
         ``memlane recall`` through the daemon, which then finds the note written a moment ago as a
         recall in its own process would (the hooks keep to the background's rounds)."""
         memory = self.memory
-        started = time.perf_counter()
         stamp, walked = memory.files_look()
-        self._walk_s = time.perf_counter() - started
+        self._walk_s = memory.walk_s  # the walk alone: a team store's round trip is no cost of the files
         if stamp != self._files_stamp:
             memory.refresh(force=False, recheck=True, walked=walked, team=False)  # the team: in the background
             self._files_stamp = stamp
