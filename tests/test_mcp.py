@@ -306,3 +306,39 @@ def test_the_server_logs_a_warning_each_time_it_happens(tmp_path, monkeypatch, c
     assert main(["mcp", "--store", str(tmp_path), "--index", str(tmp_path / "i.sqlite")]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines.count("memlane: tool recall failed: the index is locked") == 3
+
+
+def test_tool_calls_made_in_parallel_are_answered_one_at_a_time(tmp_path, store):
+    """An agent may call tools in parallel, and the SDK runs each on a worker thread: the calls
+    reach the engine one after the other (one index connection, one embedder cache, one refresh)."""
+    import threading
+    import time
+
+    from memlane.adapters.mcp_server import Engine, build_server
+
+    engine = Engine([str(store)], "none", str(tmp_path / "p.sqlite"), str(tmp_path))
+    server = build_server(engine)
+    inside, peak, lock = [0], [0], threading.Lock()
+    real = engine.recall
+
+    def watched(*args, **kwargs):
+        with lock:
+            inside[0] += 1
+            peak[0] = max(peak[0], inside[0])
+        time.sleep(0.2)  # long enough for the others to arrive if nothing holds them
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    engine.recall = watched
+
+    async def calls():
+        return await asyncio.gather(*(server.call_tool("recall", {"query": "ALTER TABLE migration"}) for _ in range(3)))
+
+    try:
+        results = asyncio.run(asyncio.wait_for(calls(), timeout=120))
+    finally:
+        engine.workspace.close()
+    assert len(results) == 3 and peak[0] == 1

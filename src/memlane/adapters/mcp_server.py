@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import threading
 from typing import Literal
 
 from ..errors import ToolError
@@ -376,13 +377,16 @@ def build_server(engine: Engine):
     from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
     server = MCPServer("memlane", instructions=INSTRUCTIONS)
+    one_at_a_time = threading.Lock()  # the SDK runs each call on a worker thread; the engine takes one at a time
 
     def guarded(func, error=SDKToolError):
         """``func`` with its refusals (and any failure) as the SDK's error, whose message the
-        agent sees; the server goes on."""
+        agent sees; the server goes on. Calls wait for each other: an agent may call tools in
+        parallel, and one index connection, one embedder cache and one refresh serve them all."""
         def call(*args, **kwargs):
             try:
-                return func(*args, **kwargs)
+                with one_at_a_time:
+                    return func(*args, **kwargs)
             except ToolError as exc:
                 raise error(str(exc)) from None
             except Exception as exc:  # noqa: BLE001 - a tool error, not a dead server
