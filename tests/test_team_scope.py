@@ -354,6 +354,38 @@ def test_a_team_note_is_the_team_s_whatever_a_member_writes_into_the_index(scope
         assert [(s["scope"], s["path"]) for s in shown] == [("team", f"team://{name}/feedback_team_deploy_window.md")]
 
 
+def _team_workspace(dsn, name, scopes, tmp_path, sealed_env):
+    """A workspace over the project store with the team configured (the user's config), opened."""
+    from memlane.adapters.workspace import Workspace
+
+    config = sealed_env / "config" / "memlane" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[team]\ndsn = "{dsn}"\nname = "{name}"\n[embed]\nmodel = "none"\n', encoding="utf-8")
+    project = scopes[1].path
+    workspace = Workspace([str(project)], "none", str(tmp_path / "w.sqlite"), str(tmp_path), refresh_s=0.0)
+    workspace.current()
+    return workspace, project
+
+
+def _stall(entered, release) -> None:
+    """Say the stalled call is in, then wait to be let go (a team store that does not answer)."""
+    entered.set()
+    release.wait(60)
+
+
+def _a_stalled_round(workspace, project, entered):
+    """A note written, then the background's round started on a thread of its own and waited for
+    until its team refresh stalls (``entered``)."""
+    import threading
+
+    write_note(project, "feedback_new.md", note("new_one", "A new project note", "Written meanwhile."))
+    workspace._files_checked = float("-inf")  # a round is due
+    round_ = threading.Thread(target=workspace.refresh_files_due)
+    round_.start()
+    assert entered.wait(60)
+    return round_
+
+
 def test_a_slow_team_refresh_never_holds_the_workspace(scopes, team, tmp_path, sealed_env, monkeypatch):
     """The daemon's background round refreshes the team store (a member's bulk import to embed, a
     network that stalls: up to minutes) with the workspace's lock let go: a prompt meanwhile is
@@ -361,32 +393,21 @@ def test_a_slow_team_refresh_never_holds_the_workspace(scopes, team, tmp_path, s
     import threading
     import time
 
-    from memlane.adapters.workspace import Workspace
     from memlane.team.scope import TeamScope
 
     dsn, name = team
-    config = sealed_env / "config" / "memlane" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'[team]\ndsn = "{dsn}"\nname = "{name}"\n[embed]\nmodel = "none"\n', encoding="utf-8")
-    project = scopes[1].path
-    workspace = Workspace([str(project)], "none", str(tmp_path / "w.sqlite"), str(tmp_path), refresh_s=0.0)
-    workspace.current()
+    workspace, project = _team_workspace(dsn, name, scopes, tmp_path, sealed_env)
     assert workspace.memory.team is not None
     entered, release = threading.Event(), threading.Event()
     real = TeamScope._refresh
 
     def slow(self, embedder, progress):
-        entered.set()
-        release.wait(60)
+        _stall(entered, release)
         return real(self, embedder, progress)
 
     monkeypatch.setattr(TeamScope, "_refresh", slow)
-    write_note(project, "feedback_new.md", note("new_one", "A new project note", "Written meanwhile."))
-    workspace._files_checked = float("-inf")  # a round is due
-    round_ = threading.Thread(target=workspace.refresh_files_due)
-    round_.start()
+    round_ = _a_stalled_round(workspace, project, entered)
     try:
-        assert entered.wait(60)
         with workspace.held(time.monotonic() + 5.0) as warm:  # Busy if the round held the lock
             assert "new_one" in {r["name"] for r in warm.memory.index.find("new_one")}
     finally:
@@ -404,16 +425,10 @@ def test_a_reopen_during_the_unlocked_team_refresh_neither_trips_the_team_nor_le
     under it, tells every memlane process the team store is down ("PoolClosed") for retry_s."""
     import threading
 
-    from memlane.adapters.workspace import Workspace
     from memlane.team.postgres import PostgresStorage
 
     dsn, name = team
-    config = sealed_env / "config" / "memlane" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'[team]\ndsn = "{dsn}"\nname = "{name}"\n[embed]\nmodel = "none"\n', encoding="utf-8")
-    project = scopes[1].path
-    workspace = Workspace([str(project)], "none", str(tmp_path / "w.sqlite"), str(tmp_path), refresh_s=0.0)
-    workspace.current()
+    workspace, project = _team_workspace(dsn, name, scopes, tmp_path, sealed_env)
     old = workspace.memory.team
     entered, release = threading.Event(), threading.Event()
     if where == "before its first query":
@@ -421,8 +436,7 @@ def test_a_reopen_during_the_unlocked_team_refresh_neither_trips_the_team_nor_le
 
         def slow(self, embedder, progress):
             if self is old:
-                entered.set()
-                release.wait(60)
+                _stall(entered, release)
             return real(self, embedder, progress)
 
         monkeypatch.setattr(TeamScope, "_refresh", slow)
@@ -431,17 +445,12 @@ def test_a_reopen_during_the_unlocked_team_refresh_neither_trips_the_team_nor_le
 
         def slow(self, key, default=None):  # the refresh has its storage in hand, the pool is closed under it
             if key == "units_from" and self is old._storage and not entered.is_set():
-                entered.set()
-                release.wait(60)
+                _stall(entered, release)
             return real_meta(self, key, default)
 
         monkeypatch.setattr(PostgresStorage, "get_meta", slow)
-    write_note(project, "feedback_new.md", note("new_one", "A new project note", "Written meanwhile."))
-    workspace._files_checked = float("-inf")  # a round is due
-    round_ = threading.Thread(target=workspace.refresh_files_due)
-    round_.start()
+    round_ = _a_stalled_round(workspace, project, entered)
     try:
-        assert entered.wait(60)
         with workspace.lock:
             workspace._open()  # as after a config change
     finally:
