@@ -373,12 +373,13 @@ def _stall(entered, release) -> None:
     release.wait(60)
 
 
-def _a_stalled_round(workspace, project, entered):
-    """A note written, then the background's round started on a thread of its own and waited for
-    until its team refresh stalls (``entered``)."""
+def _a_stalled_round(workspace, project, entered, *, new_note: bool = True):
+    """A note written (``new_note``), then the background's round started on a thread of its own
+    and waited for until its team refresh stalls (``entered``)."""
     import threading
 
-    write_note(project, "feedback_new.md", note("new_one", "A new project note", "Written meanwhile."))
+    if new_note:
+        write_note(project, "feedback_new.md", note("new_one", "A new project note", "Written meanwhile."))
     workspace._files_checked = float("-inf")  # a round is due
     round_ = threading.Thread(target=workspace.refresh_files_due)
     round_.start()
@@ -482,3 +483,31 @@ def test_a_team_store_far_away_does_not_make_the_files_look_slow(scopes, team, t
         monkeypatch.setattr(TeamScope, "stamp", far)
         mem.files_look()
         assert 0 < mem.walk_s < 0.5  # the walk of two notes, not the second spent on the team
+
+
+def test_a_reopen_leaves_the_team_refresh_to_the_next_round(scopes, team, tmp_path, sealed_env, monkeypatch):
+    """A reopen (a changed config) happens inside the request that noticed it, under the lock: the
+    team store's refresh is not run there, but by the next background round, unlocked."""
+    import threading
+
+    from memlane.team.scope import TeamScope
+
+    dsn, name = team
+    workspace, project = _team_workspace(dsn, name, scopes, tmp_path, sealed_env)
+    entered, release = threading.Event(), threading.Event()
+    real = TeamScope._refresh
+
+    def slow(self, embedder, progress):
+        _stall(entered, release)
+        return real(self, embedder, progress)
+
+    monkeypatch.setattr(TeamScope, "_refresh", slow)
+    try:
+        with workspace.lock:
+            workspace._open()  # as after a config change: returns without the team's refresh
+        assert not entered.is_set()
+        round_ = _a_stalled_round(workspace, project, entered, new_note=False)  # no file changed: due all the same
+    finally:
+        release.set()
+    round_.join(60)
+    workspace.close()

@@ -81,6 +81,7 @@ class Workspace:
         self.memory = None
         self.fabric = None  # the other domains, once built (None: not yet, or none to build)
         self.opened = 0  # how many times a Memory was opened: a reopen is visible
+        self._team_due = False  # the team store is refreshed by the next round, unlocked (it opened without)
         self._warm = False
         self._fabric_built = False
         self._config_stamp = None
@@ -116,7 +117,8 @@ class Workspace:
         memory = Memory(stores or None, embedder=embedder, index_path=index, cwd=cwd)
         try:
             self._config_stamp = _config_stamp(memory)
-            memory.refresh()  # index fresh and the model loaded before the first answer
+            memory.refresh(team=False)  # index fresh and the model loaded before the first answer
+            self._team_due = memory.team is not None  # the team's own refresh: the next round, unlocked
             self._files_stamp = memory.files_stamp()
             if self._warm and memory.embedder is not None:
                 try:
@@ -304,9 +306,10 @@ class Workspace:
                     self._files_stamp, changed = stamp, True
                 memory.maintain_lifecycle(team=False)  # new uses in; states moved at most hourly
                 unsettled = self._refresher is not None and memory.graph_unsettled()
-                embedder = memory.embedder if changed and memory.team is not None else None  # loaded here, once
+                team_due, self._team_due = memory.team is not None and (changed or self._team_due), False
+                embedder = memory.embedder if team_due else None  # loaded here, once
             if memory.team is not None:  # outside the lock: a slow team store (a member's bulk import to
-                if changed:  # embed, a network that stalls) never holds a prompt up past its deadline
+                if team_due:  # embed, a network that stalls) never holds a prompt up past its deadline
                     memory.team.refresh(embedder)
                 memory.team.maintain()
             if unsettled:
