@@ -367,6 +367,25 @@ def _team_workspace(dsn, name, scopes, tmp_path, sealed_env):
     return workspace, project
 
 
+def _stalled_team_refresh(monkeypatch, only=None):
+    """The team store's refresh made to stall (for ``only`` that scope, else every one) until let
+    go: (entered, release), two events."""
+    import threading
+
+    from memlane.team.scope import TeamScope
+
+    entered, release = threading.Event(), threading.Event()
+    real = TeamScope._refresh
+
+    def slow(self, embedder, progress):
+        if only is None or self is only:
+            _stall(entered, release)
+        return real(self, embedder, progress)
+
+    monkeypatch.setattr(TeamScope, "_refresh", slow)
+    return entered, release
+
+
 def _stall(entered, release) -> None:
     """Say the stalled call is in, then wait to be let go (a team store that does not answer)."""
     entered.set()
@@ -391,22 +410,12 @@ def test_a_slow_team_refresh_never_holds_the_workspace(scopes, team, tmp_path, s
     """The daemon's background round refreshes the team store (a member's bulk import to embed, a
     network that stalls: up to minutes) with the workspace's lock let go: a prompt meanwhile is
     answered, it does not wait out its deadline and fall back."""
-    import threading
     import time
-
-    from memlane.team.scope import TeamScope
 
     dsn, name = team
     workspace, project = _team_workspace(dsn, name, scopes, tmp_path, sealed_env)
     assert workspace.memory.team is not None
-    entered, release = threading.Event(), threading.Event()
-    real = TeamScope._refresh
-
-    def slow(self, embedder, progress):
-        _stall(entered, release)
-        return real(self, embedder, progress)
-
-    monkeypatch.setattr(TeamScope, "_refresh", slow)
+    entered, release = _stalled_team_refresh(monkeypatch)
     round_ = _a_stalled_round(workspace, project, entered)
     try:
         with workspace.held(time.monotonic() + 5.0) as warm:  # Busy if the round held the lock
@@ -431,17 +440,10 @@ def test_a_reopen_during_the_unlocked_team_refresh_neither_trips_the_team_nor_le
     dsn, name = team
     workspace, project = _team_workspace(dsn, name, scopes, tmp_path, sealed_env)
     old = workspace.memory.team
-    entered, release = threading.Event(), threading.Event()
     if where == "before its first query":
-        real = TeamScope._refresh
-
-        def slow(self, embedder, progress):
-            if self is old:
-                _stall(entered, release)
-            return real(self, embedder, progress)
-
-        monkeypatch.setattr(TeamScope, "_refresh", slow)
+        entered, release = _stalled_team_refresh(monkeypatch, only=old)
     else:
+        entered, release = threading.Event(), threading.Event()
         real_meta = PostgresStorage.get_meta
 
         def slow(self, key, default=None):  # the refresh has its storage in hand, the pool is closed under it
@@ -488,20 +490,9 @@ def test_a_team_store_far_away_does_not_make_the_files_look_slow(scopes, team, t
 def test_a_reopen_leaves_the_team_refresh_to_the_next_round(scopes, team, tmp_path, sealed_env, monkeypatch):
     """A reopen (a changed config) happens inside the request that noticed it, under the lock: the
     team store's refresh is not run there, but by the next background round, unlocked."""
-    import threading
-
-    from memlane.team.scope import TeamScope
-
     dsn, name = team
     workspace, project = _team_workspace(dsn, name, scopes, tmp_path, sealed_env)
-    entered, release = threading.Event(), threading.Event()
-    real = TeamScope._refresh
-
-    def slow(self, embedder, progress):
-        _stall(entered, release)
-        return real(self, embedder, progress)
-
-    monkeypatch.setattr(TeamScope, "_refresh", slow)
+    entered, release = _stalled_team_refresh(monkeypatch)
     try:
         with workspace.lock:
             workspace._open()  # as after a config change: returns without the team's refresh
