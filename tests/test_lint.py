@@ -13,7 +13,8 @@ import pytest
 from conftest import SHARED, write_note
 from memlane import Memory
 from memlane.adapters.cli import main
-from memlane.write.lint import CHECKS, INDEX_MAX_LINES, LintReport, exit_code, format_text, lint
+from memlane.store.memory_index import LOADED_MAX_LINES as INDEX_MAX_LINES
+from memlane.write.lint import CHECKS, LintReport, exit_code, format_text, lint
 
 SOUND_NOTES = {
     "feedback_ci_cache.md": """

@@ -297,16 +297,13 @@ class Workspace:
             self._stepped_aside_s = 0.0
             stamp, walked = memory.files_look(pause=self._step_aside)
             self._walk_s = max(0.0, memory.walk_s - self._stepped_aside_s)  # the team's check left out
-            changed = False
             with self.lock:
                 if memory is not self.memory:
                     return  # reopened meanwhile: the new one was refreshed as it opened
-                if stamp != self._files_stamp:
-                    memory.refresh(force=False, recheck=True, walked=walked, team=False)  # not walked again
-                    self._files_stamp, changed = stamp, True
+                self._refresh_if_changed(memory, stamp, walked)
                 memory.maintain_lifecycle(team=False)  # new uses in; states moved at most hourly
                 unsettled = self._refresher is not None and memory.graph_unsettled()
-                team_due, self._team_due = memory.team is not None and (changed or self._team_due), False
+                team_due, self._team_due = self._team_due, False
                 embedder = memory.embedder if team_due else None  # loaded here, once
             if memory.team is not None:  # outside the lock: a slow team store (a member's bulk import to
                 if team_due:  # embed, a network that stalls) never holds a prompt up past its deadline
@@ -324,10 +321,18 @@ class Workspace:
         memory = self.memory
         stamp, walked = memory.files_look()
         self._walk_s = memory.walk_s  # the walk alone: a team store's round trip is no cost of the files
-        if stamp != self._files_stamp:
-            memory.refresh(force=False, recheck=True, walked=walked, team=False)  # the team: in the background
-            self._files_stamp = stamp
+        self._refresh_if_changed(memory, stamp, walked)
         self._files_checked = self.clock()
+
+    def _refresh_if_changed(self, memory, stamp: str, walked) -> None:
+        """Under the lock: ``memory`` refreshed when the files' ``stamp`` moved (from the ``walked``
+        files, not walked again); the team store's refresh is then owed to the next background
+        round, which runs it unlocked."""
+        if stamp == self._files_stamp:
+            return
+        memory.refresh(force=False, recheck=True, walked=walked, team=False)
+        self._files_stamp = stamp
+        self._team_due = self._team_due or memory.team is not None
 
     def files_cheap_to_check(self) -> bool:
         """Whether the last stat walk was quick enough to walk the files again inside a request

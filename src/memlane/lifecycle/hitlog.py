@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from ..index.connection import private_file
+from ..index.connection import keep_private, private_file
 
 log = logging.getLogger("memlane.hitlog")
 
@@ -96,7 +96,7 @@ class HitLog:
                     older = Path(f"{self.path}.{n}")
                     if older.exists():
                         older.replace(Path(f"{self.path}.{n + 1}"))
-                        _make_private(Path(f"{self.path}.{n + 1}"))  # one rotated before the logs were made 0600
+                        keep_private(f"{self.path}.{n + 1}")  # one rotated before the logs were made 0600
                 self.path.replace(Path(f"{self.path}.1"))
         except OSError as exc:
             log.warning("hit-log %s not rotated (%s)", self.path, exc)
@@ -120,15 +120,3 @@ class HitLog:
                             yield record
             except OSError as exc:
                 log.warning("hit-log %s unreadable (%s); skipped", path, exc)
-
-
-def _make_private(path: Path) -> None:
-    """``path``, a log file of this user's, readable by this user alone (never through a symlink)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return
-    try:
-        private_file(fd)
-    finally:
-        os.close(fd)

@@ -296,11 +296,13 @@ class TeamScope:
         index tables (they are derived), so a row's scope or path is no proof: a unit set to scope
         ``project`` at a path in your repository would read as the repository's own note."""
         prefix = f"team://{self.name}/"
+
+        def team_path(path: str) -> str:
+            return path if path.startswith(prefix) else prefix + path.replace("\\", "/").rsplit("/", 1)[-1]
+
         if isinstance(item, dict):
-            path = str(item.get("path") or "")
-            return item | {"scope": "team", "path": path if path.startswith(prefix) else
-                           prefix + path.replace("\\", "/").rsplit("/", 1)[-1]}
-        path = item.path if item.path.startswith(prefix) else prefix + item.path.replace("\\", "/").rsplit("/", 1)[-1]
+            return item | {"scope": "team", "path": team_path(str(item.get("path") or ""))}
+        path = team_path(item.path)
         return item if (item.scope, item.path) == ("team", path) else item.with_(scope="team", path=path)
 
     def find(self, name: str) -> list[dict]:

@@ -30,8 +30,6 @@ from ..store.scan import read_text
 LEVELS = ("info", "warning", "error")  # worst last
 #: a note is one fact: past ~1,000 tokens it is several, and recall injects it whole (J5)
 MAX_BODY_CHARS = 4000
-INDEX_MAX_LINES = LOADED_MAX_LINES  # what Claude Code loads of MEMORY.md (store/memory_index.py)
-INDEX_MAX_BYTES = LOADED_MAX_BYTES
 #: near-duplicate: cosine this far from the model's strong cosine towards 1 (embedders live on
 #: different scales); on agent_notes_dev and the demo store with e5-minilm only the superseded
 #: backups pair reaches it (0.934), topic neighbours stop at ~0.90
@@ -463,8 +461,8 @@ def check_index_size(store: _Store) -> list[Finding]:
         hidden = [l for l in index_file.lines if l.line_no > cut_line]
         findings.append(Finding(
             "index-size", "error", str(index_file.path),
-            f"{len(lines)} lines, {index_file.size:,} bytes: Claude Code loads only the first {INDEX_MAX_LINES} lines "
-            f"or {INDEX_MAX_BYTES // 1000} KB, so the last {len(lines) - cut_line} lines (from line {cut_line + 1}, "
+            f"{len(lines)} lines, {index_file.size:,} bytes: Claude Code loads only the first {LOADED_MAX_LINES} lines "
+            f"or {LOADED_MAX_BYTES // 1000} KB, so the last {len(lines) - cut_line} lines (from line {cut_line + 1}, "
             f"{len(hidden)} note pointers) are never seen; shorten the hooks or move detail into the notes",
             line=cut_line + 1, data={"lines": len(lines), "bytes": index_file.size, "beyond_cut": len(lines) - cut_line}))
     return findings
@@ -483,7 +481,7 @@ CHECKS = {
     "injection": "text that reads as an instruction override, exfiltration or covert action",
     "secrets": "API keys, tokens, passwords or private keys written into a note",
     "index-lines": "MEMORY.md lines that point nowhere, notes it does not list, lines about another topic",
-    "index-size": f"a MEMORY.md over Claude Code's limit ({INDEX_MAX_LINES} lines / {INDEX_MAX_BYTES // 1000} KB)",
+    "index-size": f"a MEMORY.md over Claude Code's limit ({LOADED_MAX_LINES} lines / {LOADED_MAX_BYTES // 1000} KB)",
 }
 _SINGLE = {"broken-links": check_broken_links, "orphans": check_orphans, "descriptions": check_descriptions,
            "oversized": check_oversized, "malformed": check_malformed, "injection": check_injection,

@@ -46,13 +46,9 @@ class _Said:
     """Records each line the log writes to stderr (``common.SAID``), and drops one already written."""
 
     def filter(self, record) -> bool:
-        from .common import SAID
+        from .common import first_time
 
-        line = f"memlane: {record.getMessage()}"
-        if line in SAID:
-            return False
-        SAID.add(line)
-        return True
+        return first_time(f"memlane: {record.getMessage()}")
 
 
 def _stderr_logging(*, verbose: bool) -> None:

@@ -147,11 +147,18 @@ def say(text: str) -> None:
 SAID: set[str] = set()
 
 
+def first_time(line: str) -> bool:
+    """Whether this process has not written ``line`` to stderr yet (it is counted as written now)."""
+    if line in SAID:
+        return False
+    SAID.add(line)
+    return True
+
+
 def say_once(text: str) -> None:
     """``text``'s lines to stderr, each one only if this process has not written it yet."""
     for line in text.splitlines():
-        if line not in SAID:
-            SAID.add(line)
+        if first_time(line):
             sys.stderr.write(line + "\n")
 
 
