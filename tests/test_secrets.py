@@ -168,7 +168,10 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
                                  (f"$ mysqldump -p{(p6 := rnd(10))} --all-databases > all.sql", p6),
                                  (f"cat dump.sql | mariadb-import -u x -p{(p7 := rnd(10))} shop", p7),
                                  # an escaped quote inside the quoted password does not end it
-                                 (f'mysql -u root -p"{(p8 := "ab" + chr(92) + chr(34) + rnd(10))}" shop', p8)],
+                                 (f'mysql -u root -p"{(p8 := "ab" + chr(92) + chr(34) + rnd(10))}" shop', p8),
+                                 # what the shell glues to the quotes is the password too: -p'ab'cd is abcd
+                                 (f"mysql -u root -p{(p9 := chr(39) + rnd(6) + chr(39) + rnd(6))} shop", p9),
+                                 (f"mysql -p{(p10 := chr(39) + rnd(6) + chr(92) + chr(39) + rnd(6))}' shop", p10)],
     "password or secret": [
         ("DB_PASSWORD=hunter2", "hunter2"), ("DB_PASSWORD=123456", "123456"), ("password: 1234", "1234"),
         ("export REDIS_PASSWD='p@ss w0rd'", "p@ss w0rd"),

@@ -128,8 +128,11 @@ _HEX32 = r"[0-9a-f]{32}"
 _MYSQL = (r"\b(?i:mysql(?:dump|admin|import|check|sh|show|pump|binlog|slap|_upgrade|_secure_installation)?"
           r"|mariadb(?:-dump|-admin|-import|-check|-upgrade|-show|-binlog|-slap)?)\b")
 _WORD = r"(?:[ \t]+(?!-p)[^\s|;&`]+)"  # a word of the same command, not the -p option
-# the value glued to -p: quoted, or a run with a letter or digit in it (not the "`." after `mysql -p`.)
-_MYSQL_PW = r"(\"(?:[^\"\\\n]|\\.)+\"|'[^'\n]+'|(?=[^\s\"'`]*[A-Za-z0-9])[^\s\"'\[,`)][^\s\"'`)]*)"
+# the value glued to -p: quoted (with whatever the shell glues to it: -p'ab'cd is "abcd"), or a run
+# with a letter or digit in it (not the "`." after `mysql -p`.)
+_GLUED = r"(?:[^\s\"'`|;&()]+|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')*"
+_MYSQL_PW = (rf"((?:\"(?:[^\"\\\n]|\\.)+\"|'[^'\n]+'){_GLUED}"
+             r"|(?=[^\s\"'`]*[A-Za-z0-9])[^\s\"'\[,`)][^\s\"'`)]*)")
 _PK_BEGIN = r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
 _PK_END = r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
 _DOCKER_LOGIN = r"\b(?:docker|podman|buildah)\s+login\b"
@@ -307,9 +310,14 @@ def _span(text: str, m: re.Match[str], group: int) -> tuple[int, int, bool]:
         close = text.find(text[start], start + 1, end)
         while close != -1 and _escaped(text, close):  # -p"ab\"cd": the value goes on past \"
             close = text.find(text[start], close + 1, end)
-        if close != -1:
+        if close != -1 and (close == end - 1 or text[close + 1] in _AFTER_QUOTES):
             return start + 1, close, True
+        if close != -1:  # more of a shell word glued after the quotes (-p'ab'cd): all of it is the value
+            return start, end, True
     return start, end, False
+
+
+_AFTER_QUOTES = " \t\n,;)]}>&|"  # what ends a quoted value where the match goes on past it
 
 
 def _escaped(text: str, at: int) -> bool:
