@@ -184,3 +184,19 @@ def test_a_file_name_with_a_line_break_is_one_word_on_one_line(store, tmp_path):
         read = {subprocess.run(["bash", "-c", f"printf '%s' {w}"], capture_output=True,
                                timeout=30).stdout.decode("utf-8") for w in words}
         assert read == set(names)
+
+
+def test_a_menu_naming_a_team_note_says_how_to_open_it():
+    """A team note lives in the team's database: the menu does not tell the agent to read its file."""
+    from memlane.inject.render import MENU_HEADER_SHOW, render
+    from memlane.retrieve.recalled import Recalled
+
+    def note(name, path):
+        return Recalled(name=name, path=path, title=name, type="feedback", description=f"when {name} applies")
+
+    local = [note("a", "/notes/a.md"), note("b", "/notes/b.md")]
+    mine = render([], header="h", budget_tokens=500, max_chars=5000, menu=local, menu_tokens=200)
+    assert MENU_HEADER in mine.text and "read the file" in mine.text
+    team = render([], header="h", budget_tokens=500, max_chars=5000, menu=[*local, note("c", "team://ops/c.md")],
+                  menu_tokens=200)
+    assert MENU_HEADER_SHOW in team.text and "read the file" not in team.text and "team://ops/c.md" in team.text

@@ -107,6 +107,11 @@ def _where(item: Recalled, folder: str | None = None) -> str:
     return shell_word(item.path)
 
 
+def _no_file(item: Recalled) -> bool:
+    """A note that is not a file on this machine (a team note: ``team://team/file``)."""
+    return item.path.startswith("team://")
+
+
 def common_folder(items) -> str | None:
     """The one folder every note of ``items`` lies in (named once, above their lines), or None."""
     folders = {str(Path(i.path).parent) for i in items if not i.address and i.path}
@@ -126,6 +131,8 @@ def summary_line(item: Recalled, folder: str | None = None) -> str:
 
 MENU_HEADER = ("Possibly relevant — open one only if it applies to this request (read the file, or `memlane "
                "show NAME`):")
+#: the same, when a line names a team note (it lives in the team's database: no file to read)
+MENU_HEADER_SHOW = "Possibly relevant — open one only if it applies to this request (`memlane show NAME`):"
 
 
 @dataclass
@@ -174,8 +181,9 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
         used_chars += extra
         used_tokens += estimate_tokens(line)
     listed, menu_lines = [], []
-    menu_used = estimate_tokens(MENU_HEADER)
-    used_chars += len(MENU_HEADER) + 2
+    menu_header = MENU_HEADER_SHOW if any(_no_file(item) for item in menu) else MENU_HEADER
+    menu_used = estimate_tokens(menu_header)
+    used_chars += len(menu_header) + 2
     for item in menu:
         line = summary_line(item, folder)
         cost = estimate_tokens(line)
@@ -197,7 +205,7 @@ def render(items: list[tuple[Recalled, str]], *, header: str, budget_tokens: int
         names = shorten(names, 50)
         parts.append(f"({len(omitted)} more matching note(s) did not fit: {names}; `memlane show NAME` prints one)")
     if menu_lines:
-        parts.append(MENU_HEADER + "\n" + "\n".join(menu_lines))
+        parts.append(menu_header + "\n" + "\n".join(menu_lines))
     text = "\n\n".join(parts)
     text = cut(text, max_chars)  # cannot be needed by construction; the host's cap is a hard limit
     return Rendered(text, shown, omitted, listed)
