@@ -85,7 +85,20 @@ def test_the_daemon_sees_an_edit_after_the_interval_not_before(setup):
         workspace.close()
 
 
+def test_the_mcp_server_sees_an_edit_at_once_in_a_store_quick_to_walk(setup):
+    """A note written a moment ago is found by the next call, as by a recall in a process of its own."""
+    engine = open_mcp(setup, refresh_s=5.0, clock=Clock())
+    try:
+        assert EDIT not in engine.get(["feedback_ci_cache"])["notes"][0]["body"]
+        assert engine.workspace.files_cheap_to_check()  # a few notes: a walk takes well under CHEAP_WALK_S
+        edit(setup)
+        assert EDIT in engine.get(["feedback_ci_cache"])["notes"][0]["body"]
+    finally:
+        engine.workspace.close()
+
+
 def test_the_mcp_server_sees_an_edit_after_the_interval_not_before(setup):
+    """A store whose walk is slow (a large one, stood in for here) is walked at most every interval."""
     assert Engine(None, "none", None, None).workspace.refresh_s == REFRESH_S  # the daemon's default too
     clock = Clock()
     engine = open_mcp(setup, refresh_s=5.0, clock=clock)  # checked inline, on each call
@@ -95,6 +108,14 @@ def test_the_mcp_server_sees_an_edit_after_the_interval_not_before(setup):
 
     try:
         assert EDIT not in body()
+        memory, walk = engine.workspace.memory, engine.workspace.memory.files_look
+
+        def slow_walk(*args, **kwargs):
+            found = walk(*args, **kwargs)
+            memory.walk_s = 0.1  # as long as a walk of ~10k files
+            return found
+
+        memory.files_look, engine.workspace._walk_s = slow_walk, 0.1
         edit(setup)
         assert EDIT not in body()
         clock.advance(4.9)

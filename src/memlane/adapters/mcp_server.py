@@ -13,7 +13,7 @@ store (refused). Every answer fits Claude Code's tool-output limit (25,000 token
 that would not fit is cut to lighter depths from the tail, and says so.
 
 The notes stay fresh through a ``Workspace`` (``workspace.py``), checked inline on each call
-with the same throttle as the daemon's.
+with the same throttle as the daemon's (a store quick to walk: on every call).
 
 Built on the official SDK (``mcp`` 2.x, ``MCPServer``), an optional extra: the hook path never
 imports it (~2 s to import on 2 cores).
@@ -56,7 +56,8 @@ INSTRUCTIONS = (
 class Engine:
     """memlane's tools over one ``Workspace`` for the server's life, opened on the first call.
     The server answers one call at a time, so the workspace is checked inline on each call (no
-    background thread): the files at most every ``workspace.REFRESH_S``, the other domains at
+    background thread): the files at most every ``workspace.REFRESH_S`` (on every call while a walk
+    is cheap: ``workspace.CHEAP_WALK_S``), the other domains at
     most every ``workspace.FABRIC_REFRESH_S``, and a changed config file reopens it."""
 
     def __init__(self, stores: list[str] | None, embedder: str | None, index: str | None, cwd: str | None, *,

@@ -27,7 +27,9 @@ Who runs the throttle differs, because the faces differ:
 - **The MCP server** answers one call at a time and may sit idle for hours, so a thread would
   only spend cycles nobody waits for; it calls ``current`` (and ``domains``) on each call, which
   opens on first use and runs the same ``refresh_due`` inline: a call pays for a stat walk at
-  most every ``refresh_s``, and for a refresh only when a file changed.
+  most every ``refresh_s`` — on every call while a walk takes at most ``CHEAP_WALK_S`` (a store
+  of a few thousand notes), as a person's recall through the daemon does — and for a refresh
+  only when a file changed.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ from ..errors import MemlaneError
 log = logging.getLogger("memlane.workspace")
 
 REFRESH_S = 2.0  # the notes' files are stat-walked at most this often
-#: a person's recall through the daemon walks the files first when the last walk took at most this
-#: long (a store of a few thousand notes); a larger store's are walked on the background's rounds
+#: a person's recall through the daemon, and each MCP call, walks the files first when the last walk
+#: took at most this long (a store of a few thousand notes); a larger store keeps to the throttle
 CHEAP_WALK_S = 0.02
 WALK_SHARE = 0.05  # ... and the walks take at most this share of the time (a large store is walked less often)
 WALK_YIELD_S = 1.0  # a walk waits at most this long for the requests in flight before it goes on
@@ -120,6 +122,7 @@ class Workspace:
             memory.refresh(team=False)  # index fresh and the model loaded before the first answer
             self._team_due = memory.team is not None  # the team's own refresh: the next round, unlocked
             self._files_stamp = memory.files_stamp()
+            self._walk_s = memory.walk_s
             if self._warm and memory.embedder is not None:
                 try:
                     memory.embedder.keep_resident()  # its weights read in now, not page by page mid-prompt
@@ -250,12 +253,15 @@ class Workspace:
 
     def current(self):
         """The Memory, for a caller that checks inline: opened on first use, reopened after a
-        config change, and the files checked when the throttle says so."""
+        config change, and the files checked when the throttle says so — or on every call while a
+        walk is cheap (``CHEAP_WALK_S``), so a note written a moment ago is found."""
         with self.lock:
             if self.memory is None:
                 self._open()
             else:
                 self._reopen_if_config_changed()
+                if self.files_cheap_to_check():
+                    self.check_files()
         self.refresh_files_due()
         return self.memory
 
