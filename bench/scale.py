@@ -280,7 +280,7 @@ def _summary(values: list[float]) -> dict:
 
 
 def role_warm(args) -> dict:
-    from memlane.config import Fusion
+    from memlane.modes import Fusion
     from memlane.retrieve import rank
 
     memory = _memory(args)

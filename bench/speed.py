@@ -253,7 +253,8 @@ def _pipeline(index, queries, config, *, embedder, fusion, qvecs=None) -> dict:
 
 def child_size(args) -> dict:
     from memlane import Memory
-    from memlane.config import Fusion, RetrieveConfig
+    from memlane.config import RetrieveConfig
+    from memlane.modes import Fusion
     from memlane.embed.base import Embedder
 
     size = args.child_size

@@ -55,6 +55,19 @@ def test_the_hook_clients_agent_lookup_leaves_importlib_out():
     assert proc.returncode == 0 and proc.stdout.strip() == "", proc.stdout
 
 
+def test_a_recall_through_the_daemon_loads_no_settings_and_no_engine(tmp_path):
+    """``memlane recall`` beside a warm daemon: the process parses its line, asks the daemon and
+    prints — the settings (and ``dataclasses`` with them), the index and the engine stay unloaded."""
+    code = ("import json, sys; import memlane.adapters.hookclient as client; "
+            "client.ask_daemon = lambda path, verb, body: json.dumps({'stdout': 'answered\\n', 'stderr': ''}); "
+            "from memlane.adapters.cli import main; code = main(['recall', '--store', sys.argv[1], 'deploy']); "
+            "sys.stderr.write(','.join(m for m in sys.modules if m.startswith(('memlane.config', 'memlane.memory', "
+            "'memlane.index', 'memlane.store.note', 'dataclasses', 'sqlite3')))); sys.exit(code)")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "answered\n"), proc.stderr
+    assert proc.stderr == "", proc.stderr
+
+
 def test_every_exported_name_resolves():
     for name in memlane.__all__:
         assert getattr(memlane, name) is not None, name

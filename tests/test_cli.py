@@ -216,6 +216,32 @@ def test_every_subcommand_and_option_has_help():
             assert action.help and action.help != argparse.SUPPRESS, f"{name} {action.dest} has no help"
 
 
+def test_each_module_names_the_commands_it_registers():
+    """A command line that names a command builds only its module's parser: each module's COMMAND_NAMES
+    must be exactly what it registers, or its commands would be missing from that parser."""
+    from memlane.adapters.cli import COMMANDS
+
+    for module in COMMANDS:
+        parser = argparse.ArgumentParser()
+        module.register(parser.add_subparsers())
+        assert set(_subparsers(parser)) == set(module.COMMAND_NAMES), module.__name__
+    assert set(_subparsers(build_parser())) == {name for module in COMMANDS for name in module.COMMAND_NAMES}
+    assert set(_subparsers(build_parser("show"))) == {"show", "stats", "status", "decay"}
+
+
+def test_a_command_line_builds_the_parser_of_its_own_command_alone(capsys, monkeypatch):
+    import memlane.adapters.cli as cli
+
+    built = []
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: built.append(command) or build_parser(command))
+    with pytest.raises(SystemExit):
+        main(["recall", "--no-such-option"])
+    with pytest.raises(SystemExit):
+        main(["recal", "x"])  # a typo: every command, so the error can list them
+    assert built == ["recall", None]
+    assert "invalid choice: 'recal'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", ["init", "index", "recall", "show", "stats", "doctor"])
 def test_help_exits_0(capsys, command):
     with pytest.raises(SystemExit) as exit_info:
@@ -251,3 +277,17 @@ def test_recall_without_any_store_says_how_to_add_one(capsys, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)  # not a git repository, no config, no user store
     code, out, err = run(capsys, "recall", "--embedder", "none", "anything at all")
     assert "--store DIR" in one_line_error(code, out, err)
+
+
+def test_a_line_the_log_writes_to_stderr_is_redacted(capsys, tmp_path):
+    """stderr is an exit too: a secret a log line quotes (a path, a prompt, an error) is redacted on
+    its way out, though the guard loads only with the first line."""
+    import logging
+
+    from memlane.adapters.cli import _stderr_logging
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    _stderr_logging(verbose=False)
+    logging.getLogger("memlane.test").warning("could not read %s", tmp_path / token)
+    err = capsys.readouterr().err
+    assert "memlane: could not read" in err and token not in err and "[redacted secret]" in err

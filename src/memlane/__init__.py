@@ -6,7 +6,7 @@ The public names load on first use (PEP 562), so that ``memlane-hook`` — which
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Config": "config", "Depth": "config", "Fusion": "config", "load_config": "config",
+    "Config": "config", "Depth": "modes", "Fusion": "modes", "load_config": "config",
     "ConfigError": "errors", "EmbedderUnavailable": "errors", "IndexRefused": "errors", "MemlaneError": "errors",
     "WriteError": "errors",
     "Embedder": "embed", "available_embedders": "embed", "load_embedder": "embed",

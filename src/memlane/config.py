@@ -13,6 +13,7 @@ from enum import Enum
 from pathlib import Path
 
 from .errors import ConfigError
+from .modes import Fusion
 
 
 class ChunkStrategy(str, Enum):
@@ -21,30 +22,6 @@ class ChunkStrategy(str, Enum):
     WHOLE = "whole"
     DESCRIPTION = "description"
     CHUNKS = "chunks"
-
-
-class Depth(str, Enum):
-    """How much of a recalled unit is shown, lightest first: its id (name, score, why), its
-    index line (title and when it applies), a summary (title, type, scope, a preview), or all
-    of it. Every interface asks in these words."""
-
-    IDS = "ids"
-    INDEX = "index"
-    SUMMARY = "summary"
-    FULL = "full"
-
-    @property
-    def rank(self) -> int:
-        return list(Depth).index(self)
-
-
-class Fusion(str, Enum):
-    """How the keyword and vector legs are combined (R1)."""
-
-    HYBRID = "hybrid"  # MemPalace: 0.6 * cosine + 0.4 * min-max(BM25), missing leg renormalised
-    RRF = "rrf"  # reciprocal-rank fusion (Cormack et al. 2009)
-    KEYWORD = "keyword"  # BM25 only
-    VECTOR = "vector"  # cosine only
 
 
 def config_home() -> Path:

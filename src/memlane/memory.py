@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .associate.build import GRAPH_VERSION, UNSETTLED, rebuild_graph, settle_graph
-from .config import Config, Depth, Fusion, cache_home, data_home, load_config
+from .config import Config, cache_home, data_home, load_config
+from .modes import Depth, Fusion
 from .embed import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from .guards.privacy import OUTSIDE
 from .guards.secrets import redact_data

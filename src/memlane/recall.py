@@ -23,7 +23,8 @@ from typing import Iterable
 
 from .associate.divergent import remote_associates
 from .associate.spread import SpreadSettings, spread_activation
-from .config import Config, Depth, Fusion
+from .config import Config
+from .modes import Depth, Fusion
 from .embed.base import Embedder
 from .index.storage import Storage as Index
 from .index.text import query_terms

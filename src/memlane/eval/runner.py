@@ -10,7 +10,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..config import Config, Fusion, RetrieveConfig, cache_home
+from ..config import Config, RetrieveConfig, cache_home
+from ..modes import Fusion
 from ..embed import Embedder, resolve_embedder
 from ..index.chunking import ChunkStrategy, text_hash
 from ..associate.build import rebuild_graph

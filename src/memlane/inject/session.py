@@ -19,7 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Depth, cache_home
+from ..config import cache_home
+from ..modes import Depth
 
 log = logging.getLogger("memlane.inject")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..config import Depth
+from ..modes import Depth
 from ..guards.exits import clean_data
 from ..retrieve.recalled import Recalled
 from .judge import Judge

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
-from ..config import Depth
+from ..modes import Depth
 
 PREVIEW_CHARS = 80
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from ..config import Fusion, RetrieveConfig
+from ..config import RetrieveConfig
+from ..modes import Fusion
 from ..embed.base import Embedder, QueryLine
 from ..index.storage import Storage
 from ..index.text import query_terms

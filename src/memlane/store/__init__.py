@@ -10,7 +10,7 @@ _EXPORTS = {
     "git_root": "discovery",
     "Link": "links", "extract_links": "links", "link_key": "links",
     "INDEX_FILE": "memory_index", "IndexLine": "memory_index", "parse_memory_index": "memory_index",
-    "NOTE_KINDS": "note", "NOTE_TYPES": "note", "Note": "note", "parse_note": "note",
+    "NOTE_KINDS": "vocabulary", "NOTE_TYPES": "vocabulary", "Note": "note", "parse_note": "note",
     "FolderScan": "scan", "Skip": "scan", "scan_folder": "scan",
     "Snapshot": "scopes", "StoreSpec": "scopes", "load_snapshot": "scopes", "scope_rank": "scopes",
 }

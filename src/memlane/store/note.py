@@ -10,9 +10,8 @@ from pathlib import Path
 
 from .frontmatter import split_frontmatter
 from .links import Link, extract_links, link_key
+from .vocabulary import NOTE_TYPES
 
-NOTE_TYPES = ("user", "feedback", "project", "reference")
-NOTE_KINDS = ("principle", "correction", "decision", "guideline", "pitfall", "process", "model")
 NOTE_STATUSES = ("active", "dormant", "archived")
 #: bump when a note's text is read into different fields: every cached parse is then dropped
 PARSER_VERSION = "3"

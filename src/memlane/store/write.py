@@ -33,7 +33,7 @@ from ..errors import WriteError
 from ..guards.sanitize import line_break_chars, strip_controls
 from .frontmatter import split_frontmatter
 from .memory_index import INDEX_FILE, parse_memory_index
-from .note import NOTE_KINDS, NOTE_TYPES
+from .vocabulary import NOTE_KINDS, NOTE_TYPES
 
 MAX_BODY_BYTES = 100_000
 MAX_NAME = 80

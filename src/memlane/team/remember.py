@@ -34,7 +34,7 @@ def add_to_team(memory: "Memory", draft: Draft, *, apply: bool = False, dry_run:
 
 
 def _add(memory: "Memory", draft: Draft, *, apply: bool, dry_run: bool) -> dict:
-    from ..config import Depth
+    from ..modes import Depth
     from ..recall import RecallPlan, recalled_units, run_recall
     from ..write.remember import secret_warnings
     from .notes import TeamNotes

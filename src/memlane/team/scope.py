@@ -218,7 +218,7 @@ class TeamScope:
         """Start the team's half of a recall on its worker, to run while the local scopes rank: it
         reads the local index only for the names and keywords that shadow team notes (here, in
         the caller's thread), never the local results. ``join`` takes it up."""
-        from ..config import Fusion
+        from ..modes import Fusion
 
         local = memory.index
         project = {link_key(n) for n in local.names_of(local.unit_ids(exclude_scopes=("user",))).values()}

@@ -13,6 +13,9 @@ from ..agents import DEFAULT, NAMES, PROMPT, SESSION_START, load
 from .common import command, say, store_args
 
 
+COMMAND_NAMES = ("hook", "statusline", "serve", "install", "uninstall", "mcp")  # the commands ``register`` adds
+
+
 def register(sub) -> None:
     p = command(sub, "hook", func=cmd_hook, json=False,
                 help="run one agent hook: read its input on stdin, print what to inject",

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...config import load_config
 from ...errors import UsageError
-from ...store import git_root
 from .common import command, emit
+
+
+COMMAND_NAMES = ("eval",)  # the commands ``register`` adds
 
 
 def register(sub) -> None:
@@ -42,7 +43,9 @@ def register(sub) -> None:
 
 
 def cmd_eval(args) -> int:
+    from ...config import load_config
     from ...eval import evaluate_path, format_report
+    from ...store import git_root
 
     path = Path(args.path)
     if not path.exists():

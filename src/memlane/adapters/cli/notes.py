@@ -9,6 +9,9 @@ from ...errors import UsageError
 from .common import command, emit, open_memory, withhold
 
 
+COMMAND_NAMES = ("show", "stats", "status", "decay")  # the commands ``register`` adds
+
+
 def register(sub) -> None:
     p = command(sub, "show", func=cmd_show, help="print a note in full",
                 description="Print every note of that name in full (the narrowest scope first). Reading a note is a "

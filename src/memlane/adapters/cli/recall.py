@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...config import Depth, Fusion
+from ...modes import Depth, Fusion
 from ...errors import UsageError
 from ..agents import DEFAULT, NAMES
 from ..progress import ProgressBar
@@ -27,6 +27,9 @@ examples:
   memlane recall --docs docs/ --transcripts auto "have we done this migration before?"
   memlane recall --prompt-json hook-input.json      # what that prompt would inject, and why
 """
+
+
+COMMAND_NAMES = ("recall",)  # the commands ``register`` adds
 
 
 def register(sub) -> None:

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ...config import DEFAULT_CONFIG_TOML, config_home
 from ..progress import ProgressBar
 from .common import command, emit, notice, open_memory
 
 if TYPE_CHECKING:
     from ...memory import Memory
+
+
+COMMAND_NAMES = ("init", "index", "doctor")  # the commands ``register`` adds
 
 
 def register(sub) -> None:
@@ -36,6 +38,8 @@ def register(sub) -> None:
 
 
 def cmd_init(args) -> int:
+    from ...config import DEFAULT_CONFIG_TOML, config_home
+
     config_file = config_home() / "config.toml"
     created = []
     if not config_file.exists():

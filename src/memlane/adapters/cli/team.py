@@ -19,6 +19,9 @@ DESCRIPTION = ("Team memory on PostgreSQL with pgvector: a team scope between yo
                "which team (docs/team.md).")
 
 
+COMMAND_NAMES = ("team",)  # the commands ``register`` adds
+
+
 def register(sub) -> None:
     group = sub.add_parser("team", help="the team store on PostgreSQL: status, import, export, migrate",
                            description=textwrap.fill(DESCRIPTION, 96),

@@ -7,8 +7,11 @@ import sys
 from pathlib import Path
 
 from ...errors import UsageError
-from ...store.note import NOTE_KINDS, NOTE_TYPES
+from ...store.vocabulary import NOTE_KINDS, NOTE_TYPES
 from .common import command, emit, memory_with_notes, notice, open_memory, result_count
+
+
+COMMAND_NAMES = ("add", "link", "archive", "restore", "lint", "graph")  # the commands ``register`` adds
 
 
 def register(sub) -> None:

@@ -20,10 +20,10 @@ from pathlib import PurePath
 from ...guards import redact
 from ...guards.secrets import redact_data
 from ...lifecycle.usage import state_of
+from ...store.vocabulary import NOTE_TYPES
 
 log = logging.getLogger("memlane.picture")
 
-NOTE_TYPES = ("user", "feedback", "project", "reference")
 BODY_CHARS = 20_000  # a longer body is cut in the page (the file holds the rest)
 HUB_LABELS = 25  # at most this many hubs are named on the picture
 _TYPE_PREFIX = re.compile(r"^(?:%s)[_-]+" % "|".join(NOTE_TYPES), re.IGNORECASE)
