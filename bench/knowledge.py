@@ -1,4 +1,4 @@
-"""The knowledge domain (S4) on real documentation: section-level recall, indexing rate, latency.
+"""Markdown documents recalled section by section, on real documentation: recall, indexing rate, latency.
 
     .venv/bin/python bench/knowledge.py                    # keyword-only and the default embedder
     .venv/bin/python bench/knowledge.py --embedder none    # keyword-only (fast)
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
           + (f" ({dropped} need docs that could not be fetched)" if dropped else ""))
     print_table(results, rates)
     if gate:
-        print(f"\nsemantic gate (docs/design.md, "Evaluation"): keyword misses a relevant section that hybrid finds in "
+        print(f"\nsemantic gate (docs/design.md, 'Evaluation'): keyword misses a relevant section that hybrid finds in "
               f"{gate['keyword_miss_hybrid_catch']:.0%} of answerable queries; hybrid adds a top-5 hit to "
               f"{gate['hybrid_added_false_positive']:.0%} of unrelated queries")
     return 0

@@ -1,4 +1,4 @@
-"""How to embed long notes (I3): the whole note, a description-weighted text, or chunks
+"""How to embed long notes (`embed.long_notes`): the whole note, a description-weighted text, or chunks
 with max-sim, measured with the default embedder on agent_notes_dev and the demo store.
 
     .venv/bin/python bench/long_notes.py [--embedder NAME]

@@ -18,8 +18,8 @@ from .base import Embedder, EmbedderUnavailable
 __all__ = ["Embedder", "EmbedderUnavailable", "DEFAULT_EMBEDDER", "available_embedders", "is_instant", "is_loadable",
            "load_embedder", "resolve_embedder"]
 
-#: chosen by measurement: see README "Choosing the default embedder"; e5-minilm-onnx is e5-minilm's pair of
-#: models on onnxruntime, with the same Recall@5 and several times its speed (bench/embed_speed.py)
+#: chosen by measurement: see docs/how-recall-works.md, "Choosing the default embedder"; e5-minilm-onnx
+#: is e5-minilm's pair of models on onnxruntime, with the same Recall@5 and several times its speed (bench/embed_speed.py)
 DEFAULT_EMBEDDER = "e5-minilm-onnx"
 
 _BUILTIN = {

@@ -6,8 +6,9 @@ caching relies on it), and on 2 cores padded batches measured slower anyway. Bot
 work through ``WORKERS`` Python threads sharing one single-threaded onnxruntime session
 (``run`` is thread-safe and releases the GIL): two whole texts at once instead of one text's
 small matrices split in two, which with onnxruntime's own intra-op threads gave no speed-up
-(measured: /work/scratch/embed/REPORT.md). A worker tokenizes its texts too, so the
-pure-Python tokenizers run while the other thread is in onnxruntime.
+(measured when this encoder was written; that report is not kept in the repository). A worker
+tokenizes its texts too, so the pure-Python tokenizers run while the other thread is in
+onnxruntime.
 """
 
 from __future__ import annotations

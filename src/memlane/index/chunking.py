@@ -1,6 +1,6 @@
 """What text of a unit gets embedded (I3): one vector per unit, or several with max-sim.
 
-Strategies (chosen by measurement, see README "Long notes"):
+Strategies (chosen by measurement, see docs/how-recall-works.md, "Long notes"):
 - ``whole``: heading + body, cut to the embedder's useful length;
 - ``description``: heading (name, description, recall keywords) plus the body's opening;
 - ``chunks``: the heading as one vector and the body in ~``chunk_chars`` windows as others;
@@ -22,7 +22,8 @@ _PARA = re.compile(r"\n\s*\n")
 
 def _heading_text(unit: Unit) -> str:
     """``name: description (keywords)``: the note's own words for when it applies. Measured
-    better than the MEMORY.md title or hook in the embedded text (README "Long notes")."""
+    better than the MEMORY.md title or hook in the embedded text (docs/how-recall-works.md,
+    "Long notes")."""
     name = unit.name.replace("_", " ").replace("-", " ").strip()
     text = f"{name}: {unit.description.strip()}" if unit.description.strip() else name
     return f"{text} ({unit.keywords.strip()})" if unit.keywords.strip() else text
