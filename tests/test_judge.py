@@ -513,6 +513,18 @@ def test_explain_and_prompt_json_show_the_verdict_and_its_reason(store, tmp_path
     data = json.loads(stdout.getvalue())
     assert data["report"]["layers"]["L3"]["judge"]["outcome"] in ("chosen", "cached")
     assert [s["name"] for s in data["report"]["shown"]] == ["reference_ci_runners"]
+    # and the text a person reads says it too (docs/judge.md: the dry runs show the verdict and every reason)
+    stdout = io.StringIO()
+    sys_stdout, sys.stdout = sys.stdout, stdout
+    try:
+        main(["recall", "--prompt-json", str(tmp_path / "in.json"), "--store", str(store), "--embedder", "none",
+              "--index", str(tmp_path / "i.sqlite")])
+    finally:
+        sys.stdout = sys_stdout
+    text = stdout.getvalue()
+    assert f"judge (http://127.0.0.1:" in text and "model tiny): c" in text, text
+    assert "  chose reference_ci_runners: self-hosted runners" in text, text
+    assert "layer 3 (the prompt's notes) recalled:" in text and "layer L3" not in text, text
 
 
 # -- what a repository may do -----------------------------------------------------------------------

@@ -120,6 +120,27 @@ def recall_answer(memory: "Memory", request: dict) -> tuple[str, str]:
                     format_results(results, depth, request["explain"], risks)), err
 
 
+#: the report's layer keys, in the words the docs use (docs/agents.md, "What the hooks inject")
+LAYER_WORDS = {"L3": "layer 3 (the prompt's notes)", "L4": "layer 4 (deep search)"}
+
+
+def _judge_lines(verdict: dict) -> list[str]:
+    """The judge's verdict as ``recall --prompt-json`` prints it: who, the outcome, and each chosen
+    note with its reason (the report holds the same, for ``--json``)."""
+    said = f"judge ({verdict.get('by')}): {verdict.get('outcome')}"
+    if verdict.get("ms") is not None:
+        said += f" in {verdict['ms']:.0f} ms"
+    if verdict.get("why"):
+        said += f" — {verdict['why']}; the ranking stands"
+    lines = [said]
+    if verdict.get("outcome") in ("chosen", "cached"):
+        lines += [f"  chose {c['name']}: {c['reason']}" if c.get("reason") else f"  chose {c['name']}"
+                  for c in verdict.get("chosen", [])] or ["  chose none"]
+    if verdict.get("ignored"):
+        lines.append(f"  ignored (no candidate's): {', '.join(verdict['ignored'])}")
+    return lines
+
+
 def _risks(results) -> dict[int, str]:
     """By position, why a result reads as an instruction to the agent (what the hooks never inject)."""
     from ...guards.exits import recalled_fields, unit_risk
@@ -341,7 +362,9 @@ def _recall_hook_input(args) -> int:
             f"fill {report['fill']:.0%} of {report['window']:,} tokens, from the {report['fill_source']}")
     lines = [f"bracket: {report['bracket']} — {fill}; {report['bracket_reason']}", f"query: {report['query']}"]
     for layer, data in report["layers"].items():
-        lines.append(f"layer {layer} recalled: {', '.join(data['recalled']) or 'nothing'}")
+        lines.append(f"{LAYER_WORDS.get(layer, layer)} recalled: {', '.join(data['recalled']) or 'nothing'}")
+        if data.get("judge"):
+            lines += _judge_lines(data["judge"])
     lines += [f"never injected automatically: {q['name']} ({q['why']})" for q in report["quarantined"]]
     if report["deduplicated"]:
         lines.append(f"already injected in this session: {', '.join(report['deduplicated'])}")
