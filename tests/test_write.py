@@ -340,3 +340,13 @@ def test_a_folder_kept_without_an_index_gets_none(tmp_path):
     with Memory([fresh], embedder="none", index_path=tmp_path / "j.sqlite") as mem:
         mem.add(Draft(name="c", description="when gamma happens", body="Gamma.", type="project"), to=fresh)
     assert [l.file for l in parse_memory_index((fresh / "MEMORY.md").read_text())] == ["project_c.md"]
+
+
+def test_the_advice_and_the_candidates_list_show_one_closeness():
+    """0.94505 is kept as 0.945 and listed as 0.94: the advice says 0.94 too, not 0.95 by a rounding
+    of its own."""
+    from memlane.write.consolidate import Candidate
+
+    for value in (0.94449, 0.9449, 0.94505, 0.12345, 0.5):
+        candidate = Candidate("n", "/n.md", value, 0.1, None)
+        assert candidate.shown == f"{candidate.as_dict()['closeness']:.2f}", value

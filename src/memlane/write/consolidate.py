@@ -47,6 +47,12 @@ class Candidate:
     cosine: float | None
     disagreement: str | None = None
 
+    @property
+    def shown(self) -> str:
+        """Its closeness as the advice says it: two decimals of the three ``as_dict`` keeps, so the
+        advice and the list of candidates below it never differ by a rounding."""
+        return f"{round(self.closeness, 3):.2f}"
+
     def as_dict(self) -> dict:
         return {"name": self.name, "path": self.path, "closeness": round(self.closeness, 3),
                 "word_overlap": round(self.overlap, 3),
@@ -169,16 +175,16 @@ def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, b
         return Advice(ADD, "no note is on this subject", None, candidates)
     best = candidates[0]
     if best.disagreement:
-        return Advice(SUPERSEDE, f"{best.name} is on the same subject (closeness {best.closeness:.2f}) but "
+        return Advice(SUPERSEDE, f"{best.name} is on the same subject (closeness {best.shown}) but "
                       f"disagrees: {best.disagreement}", best, candidates)
     if best.closeness >= CLOSE:
         note = next(n for n in neighbours if n["path"] == best.path)
         covered = _covered(mine, note)
         if covered >= COVERED:
-            return Advice(NOOP, f"{best.name} already says this (closeness {best.closeness:.2f}; it has "
+            return Advice(NOOP, f"{best.name} already says this (closeness {best.shown}; it has "
                           f"{covered:.0%} of the draft's words)", best, candidates)
         new = len(mine - words(f"{note.get('description', '')} {note.get('body', '')}"))
-        return Advice(UPDATE, f"{best.name} is about the same thing (closeness {best.closeness:.2f}); the draft "
+        return Advice(UPDATE, f"{best.name} is about the same thing (closeness {best.shown}); the draft "
                       f"adds {new} new word{'s' if new != 1 else ''} to it", best, candidates)
     related = ", ".join(c.name for c in candidates[:3] if c.closeness >= SAME_SUBJECT)
     return Advice(ADD, f"no note says this yet; related: {related} (consider linking them)", None, candidates)
