@@ -79,6 +79,24 @@ def test_a_missing_or_garbage_transcript_is_an_empty_view(tmp_path):
     assert view.fill() is None and view.recent_user_turns == []
 
 
+@pytest.mark.parametrize("name", ["fifo.jsonl", "fifo.json", "/dev/zero", "folder"])
+def test_a_transcript_that_is_not_a_regular_file_is_not_read(tmp_path, name):
+    """A FIFO blocks its open until a writer comes and /dev/zero never ends: either would hold the
+    hook, and the daemon's workspace behind it, for good."""
+    import threading
+
+    path = Path(name) if name.startswith("/") else tmp_path / name
+    if name.startswith("fifo"):
+        os.mkfifo(path)
+    elif name == "folder":
+        path.mkdir()
+    views = []
+    reader = threading.Thread(target=lambda: views.append(read_transcript(path)), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert views and views[0].problem and views[0].fill() is None, "the transcript's reader did not return"
+
+
 @pytest.mark.parametrize("fill, bracket", [(0.10, Bracket.FRESH), (0.50, Bracket.MODERATE),
                                            (0.80, Bracket.DEPLETED), (None, Bracket.MODERATE)])
 def test_brackets(fill, bracket):

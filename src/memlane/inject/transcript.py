@@ -20,9 +20,11 @@ a large JSONL transcript is read.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,10 +82,10 @@ def read_jsonl(path: str | Path | None, *, user_turns: int = 2) -> TranscriptVie
     view = TranscriptView()
     for window in (FIRST_READ, TAIL_BYTES):
         try:
-            with open(path, "rb") as handle:
+            with _open_file(path) as handle:
                 size = os.fstat(handle.fileno()).st_size
                 handle.seek(max(0, size - window))
-                data = handle.read()
+                data = handle.read(window)
         except OSError as exc:
             return TranscriptView(problem=f"transcript unreadable: {exc}")
         lines = data.split(b"\n")
@@ -93,6 +95,20 @@ def read_jsonl(path: str | Path | None, *, user_turns: int = 2) -> TranscriptVie
         if _scan(reversed(lines), view, user_turns) or size <= window:
             return view
     return view
+
+
+def _open_file(path: str | Path):
+    """``path`` opened for reading if it is a regular file; ``OSError`` otherwise. A FIFO would
+    block the open until a writer came, and ``/dev/zero`` or a terminal never ends: either would
+    hold the hook (and the daemon's workspace) for good."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _scan(lines, view: TranscriptView, user_turns: int) -> bool:
@@ -151,10 +167,10 @@ def read_gemini(path: str | Path | None, *, user_turns: int = 2) -> TranscriptVi
     if not path:
         return TranscriptView(problem="no transcript path")
     try:
-        if os.path.getsize(path) > GEMINI_MAX_BYTES:
-            return TranscriptView(problem=f"transcript larger than {GEMINI_MAX_BYTES:,} bytes: not read")
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read())
+        with _open_file(path) as handle:
+            if os.fstat(handle.fileno()).st_size > GEMINI_MAX_BYTES:
+                return TranscriptView(problem=f"transcript larger than {GEMINI_MAX_BYTES:,} bytes: not read")
+            data = json.loads(handle.read(GEMINI_MAX_BYTES))
     except OSError as exc:
         return TranscriptView(problem=f"transcript unreadable: {exc}")
     except (ValueError, UnicodeDecodeError):
