@@ -183,6 +183,21 @@ def test_what_a_repository_may_not_set_is_refused_not_fatal(tmp_path, sealed_env
     assert config.retrieve.min_score == 0.30
 
 
+def test_a_repository_naming_an_embedder_not_installed_here_leaves_memory_on(tmp_path, sealed_env):
+    """A team's plugin embedder that this clone has not installed (or a typo) is refused like any key
+    that does not validate: the user's embedder and the rest of the file apply, memory stays on."""
+    user_config(sealed_env, '[embed]\nmodel = "fake"\n')
+    repo = repo_with(tmp_path, '[embed]\nmodel = "our-team-embedder"\n[retrieve]\nk = 3\n')
+    config = load_config(repo)
+    assert (config.embed.model, config.retrieve.k) == ("fake", 3)
+    assert [r["key"] for r in config.refused] == ["embed.model"]
+    store = repo / "notes"
+    write_note(store, "project_a.md", "---\nname: project_a\ndescription: where penguins live\ntype: project\n---\n"
+               "Penguins live in the southern hemisphere.\n")
+    with Memory([str(store)], cwd=repo) as memory:
+        assert [hit.name for hit in memory.recall("where do penguins live")] == ["project_a"]
+
+
 def test_the_users_own_paths_expand_the_tilde(tmp_path, sealed_env):
     user_config(sealed_env, '[index]\npath = "~/idx/memlane.sqlite"\n[stores]\nuser_store = "~/mine"\n'
                 '[[stores.mounts]]\npath = "~/team"\n')

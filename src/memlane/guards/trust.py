@@ -12,6 +12,7 @@ memlane's hooks in it. So the repository file is read through a policy, key by k
   ``domains.transcripts`` only as ``"auto"`` (this repository's own sessions);
 - **off**: switches that may only be turned off (``stores.claude_code``, ``index.hit_log``,
   ``judge.enabled``: the judge's command, endpoint and model are the user's alone);
+- ``embed.model`` only when that embedder is registered here (else the user's applies);
 - ``team.name`` (which team of the user's team database) is free; the team's DSN, credentials
   and timeouts are the user's alone;
 - everything else is **refused**: the index path, the user store, commands, credentials, and
@@ -33,6 +34,7 @@ LOWER = "lower"
 ADD = "add"
 INSIDE = "inside"
 OFF = "off"
+EMBEDDER = "embedder"
 
 #: section -> key -> rule; a section given as a rule applies to all its keys
 POLICY: dict[str, str | dict[str, str]] = {
@@ -40,7 +42,7 @@ POLICY: dict[str, str | dict[str, str]] = {
     "associate": FREE,
     "score": FREE,
     "lifecycle": FREE,
-    "embed": {"long_notes": FREE, "model": FREE},
+    "embed": {"long_notes": FREE, "model": EMBEDDER},
     "inject": {"deep": FREE, "default_bracket": FREE, "moderate_full": FREE, "fresh_free": FREE,
                "moderate_free": FREE, "refresh_minutes": FREE, "context_turns": FREE, "statusline_max_age_s": LOWER,
                "identity_tokens": LOWER, "project_tokens": LOWER, "room_tokens": LOWER, "deep_tokens": LOWER,
@@ -113,7 +115,22 @@ def _screen(rule: str, name: str, value, current, root: Path) -> tuple[bool, obj
         return True, list(dict.fromkeys([*(current or []), *value])), None
     if rule == INSIDE:
         return _inside(name, value, root)
+    if rule == EMBEDDER:
+        return _embedder(value)
     return False, None, "not a setting a repository may change"
+
+
+def _embedder(value) -> tuple[bool, object, str | None]:
+    """An embedder a repository names only when it is registered here: a plugin the person who
+    cloned it has not installed (or a typo) would otherwise turn memory off, not choose a ranking."""
+    if not isinstance(value, str) or value in ("default", "none"):
+        return True, value, None  # the type check that follows names the problem
+    from ..embed import available_embedders
+
+    known = available_embedders()
+    if value in known:
+        return True, value, None
+    return False, None, f"no embedder {value!r} is installed here (known: {', '.join(known)}); yours applies"
 
 
 def _inside(name: str, value, root: Path) -> tuple[bool, object, str | None]:
