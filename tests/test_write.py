@@ -164,6 +164,11 @@ def test_apply_update_appends_and_supersede_writes_a_new_note(tmp_path):
     ({"type": "secret"}, "type must be"),
     ({"body": "x" * 200_000}, "split it"),
     ({"importance": 3.0}, "between 0 and 1"),
+    # bytes that are not UTF-8, as Python reads them from argv or stdin ("caf\xe9" in Latin-1), or half a character
+    ({"title": "caf\udce9"}, "not UTF-8"),
+    ({"description": "caf\udce9 menu"}, "not UTF-8"),
+    ({"body": "caf\udce9"}, "not UTF-8"),
+    ({"recall": ["\ud83d"]}, "not UTF-8"),
 ])
 def test_hostile_or_bad_drafts_are_refused_and_nothing_is_written(tmp_path, change, message):
     store = seeded(tmp_path)

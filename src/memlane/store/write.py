@@ -38,6 +38,7 @@ from .vocabulary import NOTE_KINDS, NOTE_TYPES
 MAX_BODY_BYTES = 100_000
 MAX_NAME = 80
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # bytes that were not UTF-8 (argv, stdin), or half a character
 
 
 @dataclass
@@ -58,6 +59,14 @@ class Draft:
 
     def check(self) -> "Draft":
         """Raise ``WriteError`` for anything that cannot be written safely."""
+        texts = [("name", self.name), ("description", self.description), ("body", self.body),
+                 ("title", self.title or "")]
+        texts += [(label, value) for label, values in (("recall", self.recall), ("paths", self.paths),
+                                                       ("supersedes", self.supersedes)) for value in values]
+        for label, value in texts:
+            if isinstance(value, str) and _SURROGATE.search(value):
+                raise WriteError(f"{label} is not UTF-8 text (it holds undecodable bytes, or half of a character): "
+                                 "convert it to UTF-8 first, e.g. with iconv")
         self.name = self.name.strip()
         if not self.name or len(self.name) > MAX_NAME or not _NAME.match(self.name) or ".." in self.name:
             raise WriteError(f"name {self.name[:100]!r} must be one plain file name of ASCII letters, digits, '_', "
