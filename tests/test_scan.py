@@ -39,12 +39,26 @@ def _self_link(root: Path) -> str:
     return "self.md"
 
 
+def _latin1_name(root: Path) -> str:
+    name = os.fsdecode(b"caf\xe9.md")  # a name from a Latin-1 system: Python reads the byte as a lone surrogate
+    write_note(root, name, "---\nname: cafe\ndescription: when ordering coffee\n---\ncoffee\n")
+    return name
+
+
+def _latin1_folder(root: Path) -> str:
+    name = os.fsdecode(b"r\xe9sum\xe9s")
+    write_note(root / name, "cv.md", "---\nname: cv\ndescription: when updating the CV\n---\ncv\n")
+    return name
+
+
 @pytest.mark.parametrize("make, reason", [
     (_binary, "binary"),
     (_huge, "too large"),
     (_symlink_loop, "symlink loop"),
     (_self_link, "symbolic links"),
-], ids=["binary", "50MB", "folder-loop", "file-loop"])
+    (_latin1_name, "not UTF-8"),
+    (_latin1_folder, "not UTF-8"),
+], ids=["binary", "50MB", "folder-loop", "file-loop", "latin1-name", "latin1-folder"])
 def test_bad_file_is_skipped_with_a_reason_and_the_rest_indexed(store, tmp_path, make, reason):
     bad = make(store)
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:

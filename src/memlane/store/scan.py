@@ -32,6 +32,8 @@ class FolderScan:
     excluded: list[str] = field(default_factory=list)  # files privacy.exclude keeps out (G3)
 
 
+#: why a note (or a folder of notes) whose name is not UTF-8 is not read
+NOT_UTF8_NAME = "its name is not UTF-8 (bytes of another encoding): rename it to read it"
 #: why a symlink to a note is not read as a note of its own: the file is read once, by its own path
 SECOND_PATH = "a symlink to a note this folder already holds: read once, as that file"
 
@@ -103,6 +105,10 @@ def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
             continue
         for entry in entries:
             try:
+                if not _utf8(entry.name):
+                    if entry.is_dir() or entry.name.lower().endswith(".md"):
+                        skipped.append(Skip(entry.path, NOT_UTF8_NAME))
+                    continue
                 if entry.is_symlink() and not _stays_inside(entry.path, real_root):
                     if entry.is_dir() or entry.name.lower().endswith(".md"):
                         skipped.append(Skip(entry.path, OUTSIDE))
@@ -114,6 +120,16 @@ def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
                     yield entry
             except OSError as exc:
                 skipped.append(Skip(entry.path, f"unreadable: {exc.strerror or exc}"))
+
+
+def _utf8(name: str) -> bool:
+    """Whether a file name is UTF-8 (Python reads other bytes as lone surrogates, which the index,
+    JSON and every exit refuse)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _stays_inside(path: str, real_root: str) -> bool:
