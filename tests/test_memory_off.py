@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -97,6 +98,19 @@ def test_unreadable_hook_input_is_only_logged(repo, sealed_env):
     out = io.StringIO()
     assert run_hook("user-prompt-submit", stdin=io.StringIO("{not json"), stdout=out, embedder="none") == 0
     assert out.getvalue() == ""
+
+
+def test_a_hook_for_a_folder_whose_path_is_not_utf8_says_why(repo, sealed_env, tmp_path, monkeypatch, capsys):
+    """A store (or repository) whose path has bytes of another encoding: the hook client still finds
+    its daemon key, and the hook logs why memory is off instead of exiting without a word."""
+    store = tmp_path / os.fsdecode(b"notizen-\xfcbersicht")
+    write_note(store, "project_a.md", "---\nname: project_a\ndescription: how we deploy\n---\nmake ship\n")
+    payload = {"session_id": "u1", "cwd": str(repo), "prompt": "how do we deploy?"}
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(payload)))
+    assert hookclient.main(["user-prompt-submit", "--store", str(store), "--no-daemon"]) == 0
+    out = capsys.readouterr().out
+    assert "additionalContext" not in out and "memory is off" in json.loads(out)["systemMessage"]
+    assert "failed, nothing injected" in (sealed_env / "cache" / "hook.log").read_text()
 
 
 def test_a_working_hook_says_nothing_to_the_user(repo, sealed_env):

@@ -89,7 +89,8 @@ def project_root(cwd: str | None) -> str:
 
 
 def daemon_key(root: str, stores: list[str], embedder: str | None, index: str | None) -> str:
-    spec = "\0".join([root, *sorted(os.path.abspath(s) for s in stores), "|", embedder or "", index or ""]).encode()
+    spec = "\0".join([root, *sorted(os.path.abspath(s) for s in stores), "|", embedder or "", index or ""])
+    spec = spec.encode("utf-8", "surrogateescape")  # a path in another encoding still has its daemon
     return f"{zlib.crc32(spec):08x}{zlib.adler32(spec):08x}"  # zlib: no hashlib/json to import on the hot path
 
 
