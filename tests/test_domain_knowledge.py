@@ -274,6 +274,23 @@ def test_huge_and_missing_roots_are_reported(tmp_path):
     assert reasons[0] == "not found" and reasons[1].startswith("too big")
 
 
+def test_a_fifo_named_like_a_document_is_skipped_not_waited_on(tmp_path):
+    """A FIFO blocks its open until a writer comes: the refresh (a hook's, the daemon's) would wait for good."""
+    import threading
+
+    root = tmp_path / "docs"
+    write(root, "deploy.md", "## Deploy\n\nShip with make ship.\n")
+    os.mkfifo(root / "pipe.md")
+    dom = KnowledgeDomain([root], index_path=":memory:")
+    reports = []
+    refresher = threading.Thread(target=lambda: reports.append(dom.refresh()), daemon=True)
+    refresher.start()
+    refresher.join(10)
+    assert reports, "the refresh did not return"
+    assert [(Path(s["path"]).name, s["reason"]) for s in reports[0]["skipped"]] == [("pipe.md", "not a regular file")]
+    assert reports[0]["files"] == 1
+
+
 def test_several_roots_and_a_single_file_root(library, tmp_path):
     other = tmp_path / "wiki"
     write(other, "guide.md", "## Install\n\nThe wiki's own install page.\n")

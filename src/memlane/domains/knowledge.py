@@ -26,6 +26,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,9 +175,14 @@ class KnowledgeDomain:
                     excluded += 1
                     continue
                 try:
-                    found[path] = (str(base), rel, os.stat(path))
+                    st = os.stat(path)
                 except OSError as exc:
                     skipped.append({"path": path, "reason": f"unreadable: {exc.strerror or exc}"})
+                    continue
+                if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read until a writer came
+                    skipped.append({"path": path, "reason": "not a regular file"})
+                    continue
+                found[path] = (str(base), rel, st)
         return found, excluded
 
     def refresh(self) -> dict:
