@@ -88,6 +88,19 @@ def test_non_utf8_note_is_kept_with_a_problem(store, tmp_path):
         assert any("not UTF-8" in p for p in shown["meta"]["problems"])
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_note_with_its_byte_order_mark_is_read(store, tmp_path, encoding):
+    """Windows PowerShell's `>` writes UTF-16 with a byte-order mark: the note is read, not skipped as binary."""
+    text = "---\nname: ps_note\ndescription: when the nightly build on Windows hangs\n---\nKill the stale msbuild nodes.\n"
+    (store / "ps_note.md").write_bytes(("\ufeff" if encoding.endswith("be") else "").encode(encoding) + text.encode(encoding))
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        report = mem.refresh()
+        assert report["notes"] == N_STORE + 1 and report["skipped"] == []
+        (hit,) = mem.recall("nightly Windows build hangs", depth="full")
+        assert (hit["name"], hit["description"]) == ("ps_note", "when the nightly build on Windows hangs")
+        assert any("UTF-16" in p for p in mem.show("ps_note")[0]["meta"]["problems"])
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
                     reason="root reads files whatever their mode, so chmod 000 cannot make one unreadable")
 def test_unreadable_file_is_skipped(store, tmp_path):

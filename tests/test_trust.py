@@ -219,3 +219,17 @@ def test_doctor_lists_what_the_repository_asked_for_and_what_was_refused(tmp_pat
     proc = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "doctor", "--embedder", "none", "--json"],
                           cwd=repo, capture_output=True, text=True, timeout=120)
     assert [r["key"] for r in json.loads(proc.stdout)["repository_config"]["refused"]] == ["index.path"]
+
+
+def test_a_huge_repository_config_is_refused_unread(tmp_path, sealed_env, monkeypatch):
+    """A repository shipping a 1 GB .memlane.toml (stood in for by a smaller cap) is refused as a whole,
+    not read and parsed in every hook; the user's settings apply."""
+    import memlane.config as config_module
+
+    monkeypatch.setattr(config_module, "CONFIG_MAX_BYTES", 1_000)
+    user_config(sealed_env, "[retrieve]\nk = 4\n")
+    repo = repo_with(tmp_path, "[retrieve]\nk = 3\n" + "# padding\n" * 200)
+    config = load_config(repo)
+    assert config.retrieve.k == 4
+    assert [r["key"] for r in config.refused] == ["(the whole file)"]
+    assert "larger than 1,000 bytes" in config.refused[0]["reason"]

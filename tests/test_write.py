@@ -299,6 +299,10 @@ def test_cli_add_and_link(tmp_path):
     bad = subprocess.run([*base, "add", *common, "--name", "../x", "--description", "d"], capture_output=True,
                          text=True, timeout=120)
     assert bad.returncode == 2 and "one plain file name" in bad.stderr
+    with open(os.devnull if not Path("/dev/zero").exists() else "/dev/zero", "rb") as endless:  # a body without end
+        zero = subprocess.run([*base, "add", *common, "--name", "zero", "--description", "d", "--body", "-"],
+                              stdin=endless, capture_output=True, text=True, timeout=120)
+    assert zero.returncode == 2 and "memlane: error:" in zero.stderr and "Traceback" not in zero.stderr
     link = subprocess.run([*base, "link", *common, "--suggest", "flaky_e2e"], capture_output=True, text=True,
                           timeout=120)
     assert link.returncode == 0 and link.stdout.startswith("links for flaky_e2e")

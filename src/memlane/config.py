@@ -374,6 +374,20 @@ def config_files(repo_root: Path | None) -> list[Path]:
     return files
 
 
+#: a config file is a page of settings: a larger one (a cloned repository's, most likely) is not read
+CONFIG_MAX_BYTES = 1_000_000
+
+
+def _read_config(path: Path) -> str:
+    """``path``'s text, refused (``OSError``) past ``CONFIG_MAX_BYTES``: a repository that ships a
+    1 GB ``.memlane.toml`` would otherwise make every hook read and parse it (~14 s)."""
+    with open(path, "rb") as handle:
+        data = handle.read(CONFIG_MAX_BYTES + 1)
+    if len(data) > CONFIG_MAX_BYTES:
+        raise OSError(f"larger than {CONFIG_MAX_BYTES:,} bytes: not read")
+    return data.decode("utf-8")
+
+
 def load_config(repo_root: Path | None = None, *, files: list[Path] | None = None) -> Config:
     """Defaults, overridden by each existing config file in turn. The repository's own file
     (``.memlane.toml``) may only narrow what the user's files say (``guards/trust.py``): what
@@ -387,7 +401,7 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
         import tomllib  # ~20 ms: only when there is a file to read
 
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(_read_config(path))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             if path == repo_file:
                 config.refused.append({"key": "(the whole file)", "reason": f"unreadable: {exc}"})

@@ -171,6 +171,8 @@ def read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
         data = path.read_bytes()
     except OSError as exc:
         return None, f"unreadable: {exc.strerror or exc}"
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with its byte-order mark (Windows PowerShell's `>`)
+        return data.decode("utf-16", errors="replace"), "UTF-16 text (read as such; memlane writes UTF-8)"
     if b"\x00" in data[:8192]:
         return None, "binary file (NUL bytes)"
     try:

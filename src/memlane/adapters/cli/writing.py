@@ -90,9 +90,10 @@ def register(sub) -> None:
 
 
 def cmd_add(args) -> int:
-    from ...store.write import Draft
+    from ...store.write import MAX_BODY_BYTES, Draft
 
-    body = sys.stdin.read() if args.body == "-" else args.body
+    # one character past the limit is enough for the draft to refuse it (`--body - < /dev/zero` ends)
+    body = sys.stdin.read(MAX_BODY_BYTES + 1) if args.body == "-" else args.body
     draft = Draft(name=args.name, description=args.description, body=body, type=args.type, title=args.title,
                   recall=args.recall, paths=args.paths, importance=args.importance, kind=args.kind,
                   private=args.private)
