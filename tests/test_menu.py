@@ -200,3 +200,15 @@ def test_a_menu_naming_a_team_note_says_how_to_open_it():
     team = render([], header="h", budget_tokens=500, max_chars=5000, menu=[*local, note("c", "team://ops/c.md")],
                   menu_tokens=200)
     assert MENU_HEADER_SHOW in team.text and "read the file" not in team.text and "team://ops/c.md" in team.text
+
+
+def test_a_huge_prompt_is_read_by_its_head_and_tail(store, tmp_path):
+    """A pasted log of megabytes: recall reads its head and its tail, so the hook answers within the
+    host's timeout, and the note the ask names still comes."""
+    from memlane.inject.layers import PROMPT_MAX_CHARS
+
+    log = "\n".join(f"2026-12-01T10:{n % 60:02d} tick {n} status green" for n in range(60_000))  # ~2.5 MB
+    out = inject(store, tmp_path, prompt=f"why do the paging alerts reach the on-call engineer so late?\n{log}\nend")
+    assert len(out.report["query"]) <= PROMPT_MAX_CHARS + 3
+    assert out.report["query"].startswith("why do the paging") and out.report["query"].endswith("status green\nend")
+    assert any("topic_1" in s["path"] for s in out.report["shown"]), out.report["shown"]
