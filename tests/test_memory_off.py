@@ -59,6 +59,31 @@ def test_doctor_on_a_working_setup_exits_0(repo, capsys):
     assert "memory works here." in capsys.readouterr().out
 
 
+def test_doctor_beside_a_process_holding_the_index_says_so_at_once(repo, sealed_env, tmp_path, capsys):
+    """Another process writing the index (a long `memlane index`, another tool) is no damage: doctor
+    does not advise rebuilding it, says the check waited for the lock, and does not wait it out."""
+    import sqlite3
+
+    store = tmp_path / "notes"
+    write_note(store, "project_a.md", "---\nname: project_a\ndescription: where we deploy\n---\nTo the eu cluster.\n")
+    index = tmp_path / "i.sqlite"
+    assert cli(["index", "--store", str(store), "--index", str(index), "--embedder", "none"]) == 0
+    capsys.readouterr()
+    locker = sqlite3.connect(index, isolation_level=None)
+    try:
+        locker.execute("BEGIN EXCLUSIVE")
+        started = time.monotonic()
+        assert cli(["doctor", "--store", str(store), "--index", str(index), "--embedder", "none"]) == 0
+        waited = time.monotonic() - started
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    out = capsys.readouterr().out
+    assert "not checked: another process holds the index's lock" in out and "damaged" not in out
+    assert "memory works here." in out
+    assert waited < 8, waited  # not a speed figure: two checks each waited out the writers' 5 s timeout (~10 s)
+
+
 def test_doctor_names_a_missing_mount_an_index_it_cannot_keep_and_a_dead_hook(repo, sealed_env, tmp_path, capsys):
     foreign = tmp_path / "not-an-index.sqlite"
     foreign.write_text("a file of the user's")

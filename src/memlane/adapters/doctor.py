@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..config import Config, cache_home, config_home
 from ..errors import ConfigError
+from ..index.sqlite import NOT_CHECKED_LOCKED
 from ..memory import Memory
 
 
@@ -87,7 +88,7 @@ def check_index(memory: Memory) -> tuple[dict | None, list[Problem]]:
         integrity = memory.index.check_integrity()
     except Exception as exc:  # noqa: BLE001
         integrity = str(exc)
-    if integrity:
+    if integrity and integrity != NOT_CHECKED_LOCKED:  # a lock another process holds passes by itself
         problems.append(Problem(f"the index is damaged: {integrity}", str(memory.index_path),
                                 "run `memlane index` (a damaged index is moved aside and rebuilt)"))
     if memory.graph_unsettled():

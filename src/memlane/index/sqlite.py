@@ -30,6 +30,8 @@ from .vectors import VectorStore
 log = logging.getLogger("memlane.index")
 
 BUSY_TIMEOUT_MS = 5000
+CHECK_WAIT_MS = 200  # an integrity check waits this long for another process's lock, then says so
+NOT_CHECKED_LOCKED = "not checked: another process holds the index's lock (recall reads it as it is)"
 
 
 class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore, DerivedReads):
@@ -92,14 +94,22 @@ class SQLiteIndex(UnitRows, FullText, VectorStore, GraphStore, UsageStore, Deriv
             self._conn = None
 
     def check_integrity(self) -> str | None:
-        """None when healthy, else the problem found (SQLite quick_check + FTS5 integrity-check)."""
+        """None when healthy, ``NOT_CHECKED_LOCKED`` while another process holds the index's lock
+        (the check waits for it a moment, not the writers' timeout), else the problem found
+        (SQLite quick_check + FTS5 integrity-check)."""
+        waits = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        self.conn.execute(f"PRAGMA busy_timeout = {CHECK_WAIT_MS}")
         try:
             row = self.conn.execute("PRAGMA quick_check").fetchone()
             if row and row[0] != "ok":
                 return f"quick_check: {row[0]}"
             self.conn.execute("INSERT INTO units_fts(units_fts) VALUES('integrity-check')")
+        except sqlite3.OperationalError as exc:
+            return NOT_CHECKED_LOCKED if "locked" in str(exc) or "busy" in str(exc) else str(exc)
         except sqlite3.DatabaseError as exc:
             return str(exc)
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(waits)}")
         return None
 
     @contextmanager
