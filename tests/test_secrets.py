@@ -406,3 +406,17 @@ def test_a_password_variable_redacts_whatever_value_it_is_given(text, secret):
                                   "PASSWORD=password", "PGPASSWORD=<your password>", "PGPASSWORD== x"])
 def test_a_password_variable_with_a_placeholder_is_left_alone(text):
     assert find_secrets(text) == [] and redact(text) == text
+
+
+@pytest.mark.parametrize("text, expected", [
+    # the text after a quoted YAML value is the line going on, not more of the value (only MySQL's
+    # -p takes what the shell glues to its quotes)
+    ('password: "Tr0ub4dor&3": set by IT', f'password: "{REDACTED}": set by IT'),
+    ('Password: "Tr0ub4dor&3". Ask Bob for the other one.', f'Password: "{REDACTED}". Ask Bob for the other one.'),
+    ("password: 'it''s9secret'", f"password: {REDACTED}"),  # YAML's doubled quote: all of it is the value
+    # a redirection after the quotes is the shell's, not the password's
+    ("mysql -u root -p'hunter22'<dump.sql", f"mysql -u root -p'{REDACTED}'<dump.sql"),
+    ("mysql -u root -p'hunter22'cd>out.txt", f"mysql -u root -p{REDACTED}>out.txt"),
+])
+def test_what_follows_a_quoted_value_stays_when_it_is_not_the_value(text, expected):
+    assert redact(text) == expected

@@ -130,7 +130,7 @@ _MYSQL = (r"\b(?i:mysql(?:dump|admin|import|check|sh|show|pump|binlog|slap|_upgr
 _WORD = r"(?:[ \t]+(?!-p)[^\s|;&`]+)"  # a word of the same command, not the -p option
 # the value glued to -p: quoted (with whatever the shell glues to it: -p'ab'cd is "abcd"), or a run
 # with a letter or digit in it (not the "`." after `mysql -p`.)
-_GLUED = r"(?:[^\s\"'`|;&()]+|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')*"
+_GLUED = r"(?:[^\s\"'`|;&()<>]+|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')*"
 _MYSQL_PW = (rf"((?:\"(?:[^\"\\\n]|\\.)+\"|'[^'\n]+'){_GLUED}"
              r"|(?=[^\s\"'`]*[A-Za-z0-9])[^\s\"'\[,`)][^\s\"'`)]*)")
 _PK_BEGIN = r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
@@ -292,6 +292,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
 
 
 _KEYWORDS = frozenset(k for _, words, _, _, _ in _RULES for k in words)
+#: the rules whose value is a shell word, quotes and what is glued to them alike (MySQL's -p)
+_GLUED_RULES = frozenset(n for n, (_, _, source, _, _) in enumerate(_RULES) if _GLUED in source)
 
 
 @cache
@@ -301,8 +303,11 @@ def _pattern(index: int) -> re.Pattern[str]:
     return re.compile(_RULES[index][2], re.ASCII | re.S)
 
 
-def _span(text: str, m: re.Match[str], group: int) -> tuple[int, int, bool]:
-    """The secret's span in ``m``; a quoted value loses its quotes (``"x",`` keeps ``"``…``",``)."""
+def _span(text: str, m: re.Match[str], group: int, glued: bool = False) -> tuple[int, int, bool]:
+    """The secret's span in ``m``; a quoted value loses its quotes (``"x",`` keeps ``"``…``",``).
+    ``glued``: the value is a shell word, whatever follows its quotes is part of it (``_GLUED``);
+    elsewhere (a YAML line's value) the text after the quotes is the line going on, unless it
+    doubles the quote (YAML's ``'it''s'``)."""
     if group and m.group(group) is None:  # an alternation whose other branch matched
         group = next(g for g in range(1, len(m.groups()) + 1) if m.group(g) is not None)
     start, end = m.span(group)
@@ -310,7 +315,8 @@ def _span(text: str, m: re.Match[str], group: int) -> tuple[int, int, bool]:
         close = text.find(text[start], start + 1, end)
         while close != -1 and _escaped(text, close):  # -p"ab\"cd": the value goes on past \"
             close = text.find(text[start], close + 1, end)
-        if close != -1 and (close == end - 1 or text[close + 1] in _AFTER_QUOTES):
+        if close != -1 and (close == end - 1 or text[close + 1] in _AFTER_QUOTES
+                            or not glued and text[close + 1] != text[start]):
             return start + 1, close, True
         if close != -1:  # more of a shell word glued after the quotes (-p'ab'cd): all of it is the value
             return start, end, True
@@ -360,7 +366,7 @@ def _spans(text: str) -> list[tuple[int, int, int, str]]:
         pattern = _pattern(index)
         for line_start, line_end in windows:
             for m in pattern.finditer(text, line_start, line_end):
-                start, end, quoted = _span(text, m, group)
+                start, end, quoted = _span(text, m, group, index in _GLUED_RULES)
                 if end > start and (check is None or check(text[start:end], quoted)):
                     found.append((start, end, index, family))
     found.sort()
