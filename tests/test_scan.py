@@ -45,6 +45,12 @@ def _latin1_name(root: Path) -> str:
     return name
 
 
+def _utf32(root: Path) -> str:
+    """UTF-32 with its byte-order mark (FF FE 00 00): its first two bytes are UTF-16's mark, but it is no UTF-16."""
+    (root / "wide.md").write_bytes("---\nname: wide\ndescription: when it is wide\n---\nwide\n".encode("utf-32"))
+    return "wide.md"
+
+
 def _latin1_folder(root: Path) -> str:
     name = os.fsdecode(b"r\xe9sum\xe9s")
     write_note(root / name, "cv.md", "---\nname: cv\ndescription: when updating the CV\n---\ncv\n")
@@ -58,7 +64,8 @@ def _latin1_folder(root: Path) -> str:
     (_self_link, "symbolic links"),
     (_latin1_name, "not UTF-8"),
     (_latin1_folder, "not UTF-8"),
-], ids=["binary", "50MB", "folder-loop", "file-loop", "latin1-name", "latin1-folder"])
+    (_utf32, "binary"),
+], ids=["binary", "50MB", "folder-loop", "file-loop", "latin1-name", "latin1-folder", "utf-32"])
 def test_bad_file_is_skipped_with_a_reason_and_the_rest_indexed(store, tmp_path, make, reason):
     bad = make(store)
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:

@@ -172,7 +172,10 @@ def read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
     except OSError as exc:
         return None, f"unreadable: {exc.strerror or exc}"
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with its byte-order mark (Windows PowerShell's `>`)
-        return data.decode("utf-16", errors="replace"), "UTF-16 text (read as such; memlane writes UTF-8)"
+        text = data.decode("utf-16", errors="replace")
+        if "\x00" in text[:8192]:  # UTF-32 (its mark begins as UTF-16's does), or binary
+            return None, "binary file (NUL bytes)"
+        return text, "UTF-16 text (read as such; memlane writes UTF-8)"
     if b"\x00" in data[:8192]:
         return None, "binary file (NUL bytes)"
     try:
