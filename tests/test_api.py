@@ -68,6 +68,17 @@ def test_a_recall_through_the_daemon_loads_no_settings_and_no_engine(tmp_path):
     assert proc.stderr == "", proc.stderr
 
 
+def test_the_names_that_moved_still_import_from_their_old_modules():
+    """Depth and Fusion moved to modes.py, the note types and kinds to store/vocabulary.py (a command's
+    options offer them without loading the settings or the parser): code that imported them from
+    where they were still runs."""
+    from memlane.config import Depth, Fusion
+    from memlane.store.note import NOTE_KINDS, NOTE_TYPES
+
+    assert (Depth, Fusion) == (memlane.Depth, memlane.Fusion)
+    assert (NOTE_KINDS, NOTE_TYPES) == (memlane.store.NOTE_KINDS, memlane.store.NOTE_TYPES)
+
+
 def test_every_exported_name_resolves():
     for name in memlane.__all__:
         assert getattr(memlane, name) is not None, name

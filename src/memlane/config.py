@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 
 from .errors import ConfigError
-from .modes import Fusion
+from .modes import Depth, Fusion  # noqa: F401 - Depth: its home before modes.py, still importable here
 
 
 class ChunkStrategy(str, Enum):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .frontmatter import split_frontmatter
 from .links import Link, extract_links, link_key
-from .vocabulary import NOTE_TYPES
+from .vocabulary import NOTE_KINDS, NOTE_TYPES  # noqa: F401 - NOTE_KINDS: its home before vocabulary.py
 
 NOTE_STATUSES = ("active", "dormant", "archived")
 #: bump when a note's text is read into different fields: every cached parse is then dropped
