@@ -203,3 +203,16 @@ def test_memlane_off_turns_the_hooks_off_for_a_session(repo, sealed_env, monkeyp
     assert proc.returncode == 0 and proc.stdout == ""
     monkeypatch.setenv("MEMLANE_OFF", "0")
     assert "user_deploy" in hook("session-start", cwd=repo)
+
+
+def test_the_hook_log_keeps_a_line_that_quotes_a_path_not_utf8(sealed_env, tmp_path, monkeypatch, capsys):
+    """A folder whose path has bytes of another encoding (no memory folders for it): the hook logs why
+    it injects nothing, the bytes escaped, instead of losing the line to a 'Logging error' on stderr."""
+    folder = tmp_path / os.fsdecode(b"projekt-\xfcbersicht")
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"session_id": "u2", "cwd": str(folder),
+                                                              "prompt": "how do we deploy?"})))
+    assert hookclient.main(["user-prompt-submit", "--no-daemon"]) == 0
+    assert "Logging error" not in capsys.readouterr().err
+    assert "no memory folders configured for" in (sealed_env / "cache" / "hook.log").read_text()

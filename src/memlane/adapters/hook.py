@@ -36,7 +36,8 @@ class _HookLog(logging.FileHandler):
     same but imports sockets, pickle and queues into every fresh hook process (~5 ms)."""
 
     def __init__(self, path, max_bytes: int):
-        super().__init__(path, encoding="utf-8", delay=True)
+        # a path in another encoding (lone surrogates) is escaped, not the line lost
+        super().__init__(path, encoding="utf-8", errors="backslashreplace", delay=True)
         self.max_bytes = max_bytes
 
     def _open(self):
