@@ -359,3 +359,17 @@ def test_the_advice_and_the_candidates_list_show_one_closeness():
     for value in (0.94449, 0.9449, 0.94505, 0.12345, 0.5):
         candidate = Candidate("n", "/n.md", value, 0.1, None)
         assert candidate.shown == f"{candidate.as_dict()['closeness']:.2f}", value
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_memory_index_that_is_not_a_regular_file_is_refused_not_waited_on(tmp_path):
+    """A FIFO named MEMORY.md would block the add's read for good (and MCP remember with it)."""
+    store = tmp_path / "store"
+    store.mkdir()
+    os.mkfifo(store / "MEMORY.md")
+    draft = Draft(name="flaky_e2e", description="when an end-to-end test fails only on CI runners", type="feedback",
+                  body="Retry the e2e suite once.")
+    with memory(store, tmp_path) as mem:
+        with pytest.raises(WriteError, match="not a regular file"):
+            mem.add(draft)
+    assert not (store / "feedback_flaky_e2e.md").exists()

@@ -241,6 +241,8 @@ def write_new_note(folder: Path, draft: Draft) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / draft.filename
     with folder_lock(folder):
+        if not draft.private:
+            _read_index(folder / INDEX_FILE)  # an index memlane will not touch is refused before the note is written
         atomic_write(path, text, exclusive=True)
         if not draft.private:
             add_index_line(folder, draft)
@@ -294,8 +296,13 @@ def _lists(text: str | None, filename: str) -> bool:
 
 
 def _read_index(index: Path) -> str | None:
+    if not index.exists():
+        return None
+    target = write_target(index)
+    if not target.is_file():  # a FIFO would block the read for good, a device never end
+        raise WriteError(f"{index} is not a regular file; not touching it")
     try:
-        return write_target(index).read_text(encoding="utf-8") if index.exists() else None
+        return target.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise WriteError(f"{index} is not UTF-8; not touching it") from None
 
