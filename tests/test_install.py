@@ -239,6 +239,17 @@ def test_doctor_reports_hooks_and_daemon(repo, capsys):
     assert "hooks for claude: local" in out and "hooks for codex: not installed" in out and "daemon: not running" in out
 
 
+def test_doctor_names_the_committed_file_of_agents_without_a_machine_one_shared(repo, capsys):
+    """Codex, Gemini and Cursor have no file of this machine's: their project file is the one a team
+    commits, and doctor says so (not "local")."""
+    assert cli(["install", "codex"]) == 0 and cli(["install", "gemini"]) == 0
+    capsys.readouterr()
+    assert cli(["doctor", "--json"]) in (0, 1)
+    hooks = json.loads(capsys.readouterr().out)["agents"]["hooks"]
+    assert hooks["codex"] == {"shared": str(repo / ".codex" / "hooks.json")}
+    assert hooks["gemini"] == {"shared": str(repo / ".gemini" / "settings.json")}
+
+
 def test_cursor_gets_a_session_start_hook_in_its_flat_shape(repo):
     path = repo / ".cursor" / "hooks.json"
     path.parent.mkdir()

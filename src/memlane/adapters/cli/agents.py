@@ -225,6 +225,8 @@ def agent_status(args) -> dict:
     for agent in NAMES:
         found = {}
         for scope in ("local", "shared", "user"):
+            if scope == "local" and not load(agent).local_settings_file:
+                continue  # no file of this machine's: its project file is the shared one
             path = settings_path(scope, agent=agent)
             if scope not in found and str(path) not in found.values() and installed(path):
                 found[scope] = str(path)
