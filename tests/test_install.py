@@ -250,6 +250,17 @@ def test_doctor_names_the_committed_file_of_agents_without_a_machine_one_shared(
     assert hooks["gemini"] == {"shared": str(repo / ".gemini" / "settings.json")}
 
 
+def test_codex_user_hooks_go_to_codex_home(repo, tmp_path, monkeypatch):
+    """Codex reads its user layer (config.toml, hooks.json) from $CODEX_HOME when it is set."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    assert settings_path("user", agent="codex") == tmp_path / "codex-home" / "hooks.json"
+    assert cli(["install", "codex", "--user"]) == 0
+    assert install.installed(tmp_path / "codex-home" / "hooks.json")
+    assert not (repo.parent / "home" / ".codex").exists()
+    monkeypatch.delenv("CODEX_HOME")
+    assert settings_path("user", agent="codex") == repo.parent / "home" / ".codex" / "hooks.json"
+
+
 def test_cursor_gets_a_session_start_hook_in_its_flat_shape(repo):
     path = repo / ".cursor" / "hooks.json"
     path.parent.mkdir()

@@ -77,6 +77,8 @@ def settings_path(scope: str, cwd: Path | None = None, agent: str = DEFAULT) -> 
     if scope == "user":
         if agent == "claude" and os.environ.get("CLAUDE_CONFIG_DIR"):
             return Path(os.environ["CLAUDE_CONFIG_DIR"]) / spec.settings_file
+        if agent == "codex" and os.environ.get("CODEX_HOME"):  # Codex's home folder, where it reads hooks.json
+            return Path(os.environ["CODEX_HOME"]) / spec.settings_file
         return Path.home() / spec.settings_folder / spec.settings_file
     root = git_root(cwd or Path.cwd()) or (cwd or Path.cwd())
     if scope == "local" and spec.local_settings_file:
