@@ -20,7 +20,7 @@ from memlane.config import Bracket, InjectConfig
 from memlane.inject.layers import choose_bracket
 from memlane.inject.render import render
 from memlane.retrieve.recalled import Recalled as Item
-from memlane.inject.transcript import read_transcript
+from memlane.inject.transcript import read_gemini, read_transcript
 
 CAP = 10_000
 
@@ -362,12 +362,43 @@ def test_gemini_fill_comes_from_its_last_reply(tmp_path):
     assert read_transcript(tmp_path / "bad.json").problem == "transcript is not JSON"
 
 
+def write_gemini_jsonl_recording(path: Path, used: int) -> Path:
+    """A Gemini CLI chat recording as newer versions write it: JSONL records — a metadata line,
+    each message as recorded (again, whole, when it changes), ``$set`` updates, ``$rewindTo``."""
+    tokens = {"input": used, "output": 40, "cached": used // 2, "thoughts": 10, "tool": 0, "total": used + 50}
+    reply = {"id": "2", "timestamp": "t", "type": "gemini", "content": "Looking.", "model": "gemini-2.5-pro"}
+    records = [
+        {"sessionId": "g1", "projectHash": "ab", "startTime": "2026-11-29T10:00:00Z", "lastUpdated": "t"},
+        {"id": "1", "timestamp": "t", "type": "user", "content": [{"text": "our CI cache goes stale after every rebase"}]},
+        {"$set": {"lastUpdated": "t"}},
+        reply, {**reply, "tokens": tokens},  # the reply again, once its usage came in
+        {"id": "3", "timestamp": "t", "type": "user", "content": "a prompt the user rewound"},
+        {"id": "4", "timestamp": "t", "type": "gemini", "content": "x", "model": "gemini-2.5-pro",
+         "tokens": {**tokens, "input": 1}},
+        {"$rewindTo": "3"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in records) + '\n{"id": "5", "ty', encoding="utf-8")  # torn last
+    return path
+
+
+def test_gemini_jsonl_recording_gives_the_fill_and_turns_too(tmp_path):
+    view = read_gemini(write_gemini_jsonl_recording(tmp_path / "session-2026-11-29T10-00-g1.jsonl", 850_000))
+    assert view.problem is None and view.used_tokens == 850_000 and view.fill() == 0.85
+    assert view.recent_user_turns == ["our CI cache goes stale after every rebase"]
+    history = [{"id": "9", "type": "user", "content": "the history after a compression"}]
+    with open(tmp_path / "session-2026-11-29T10-00-g1.jsonl", "a", encoding="utf-8") as handle:
+        handle.write("\n" + json.dumps({"$set": {"messages": history}}) + "\n")
+    view = read_gemini(tmp_path / "session-2026-11-29T10-00-g1.jsonl")
+    assert view.used_tokens is None and view.recent_user_turns == ["the history after a compression"]
+
+
 @pytest.mark.parametrize("agent, writer, used, bracket", [
     ("codex", write_codex_rollout, 27_000, "fresh"), ("codex", write_codex_rollout, 220_000, "depleted"),
     ("gemini", write_gemini_recording, 500_000, "moderate"),
+    ("gemini", write_gemini_jsonl_recording, 500_000, "moderate"),
 ])
 def test_codex_and_gemini_hooks_choose_the_bracket_from_their_transcripts(hook_env, agent, writer, used, bracket):
-    transcript = writer(hook_env["tmp"] / ("t.json" if agent == "gemini" else "t.jsonl"), used)
+    transcript = writer(hook_env["tmp"] / ("t.json" if writer is write_gemini_recording else "t.jsonl"), used)
     payload = prompt_payload(hook_env, "ok fix it", transcript=transcript)  # short: borrows the user's last turn
     proc = run_hook(hook_env, "user-prompt-submit", payload, "--agent", agent, "--explain")
     report = json.loads(proc.stdout.split("\n\n", 1)[0])

@@ -11,8 +11,9 @@ agent that writes it (``adapters/agents/``), or told apart by their content:
   type ``token_count`` gives ``info.last_token_usage.input_tokens`` (cached input included)
   and the window itself, ``info.model_context_window``; ``user_message`` events are the
   user's turns; a ``compacted`` line is a compaction.
-- **Gemini CLI** chat recording (one JSON object, ``messages``): the last ``gemini``
-  message's ``tokens.input`` over the model's window; ``user`` messages are the turns.
+- **Gemini CLI** chat recording (one JSON object, ``messages``; newer versions write it as
+  JSONL records instead): the last ``gemini`` message's ``tokens.input`` over the model's
+  window; ``user`` messages are the turns.
 
 The transcript is written asynchronously (the current turn may be missing). Only the tail of
 a large JSONL transcript is read.
@@ -163,18 +164,23 @@ def _codex(kind: str, payload: dict, view: TranscriptView, user_turns: int) -> N
 
 
 def read_gemini(path: str | Path | None, *, user_turns: int = 2) -> TranscriptView:
-    """A Gemini CLI chat recording (one JSON document; never raises)."""
+    """A Gemini CLI chat recording (one JSON document, or the JSONL newer versions write; never raises)."""
     if not path:
         return TranscriptView(problem="no transcript path")
     try:
         with _open_file(path) as handle:
             if os.fstat(handle.fileno()).st_size > GEMINI_MAX_BYTES:
                 return TranscriptView(problem=f"transcript larger than {GEMINI_MAX_BYTES:,} bytes: not read")
-            data = json.loads(handle.read(GEMINI_MAX_BYTES))
+            raw = handle.read(GEMINI_MAX_BYTES)
     except OSError as exc:
         return TranscriptView(problem=f"transcript unreadable: {exc}")
+    try:
+        data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
-        return TranscriptView(problem="transcript is not JSON")
+        records = _gemini_records(raw)
+        if records is None:
+            return TranscriptView(problem="transcript is not JSON")
+        data = {"messages": records}
     messages = data.get("messages") if isinstance(data, dict) else None
     view = TranscriptView()
     for message in reversed(messages if isinstance(messages, list) else []):
@@ -195,6 +201,34 @@ def read_gemini(path: str | Path | None, *, user_turns: int = 2) -> TranscriptVi
         if view.used_tokens is not None and len(view.recent_user_turns) >= user_turns:
             break
     return view
+
+
+def _gemini_records(raw: bytes) -> list | None:
+    """The messages of a JSONL Gemini recording, or None when ``raw`` holds no JSON line: a
+    metadata line, then each message as recorded — again, whole, each time it changes (it keeps
+    its place) — ``{"$rewindTo": id}`` when the user rewinds (that message and every later one
+    go), and ``{"$set": {...}}`` updates, whose ``messages`` replace the history."""
+    messages: dict = {}
+    found = False
+    for line in raw.split(b"\n"):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except (ValueError, UnicodeDecodeError):
+            continue  # a torn last line
+        if not isinstance(record, dict):
+            continue
+        found = True
+        rewind, update = record.get("$rewindTo"), record.get("$set")
+        if isinstance(rewind, str):
+            ids = list(messages)
+            for key in ids[ids.index(rewind) if rewind in messages else 0:]:
+                del messages[key]
+        elif isinstance(update, dict) and isinstance(update.get("messages"), list):
+            messages = {m["id"] if isinstance(m.get("id"), str) else i: m
+                        for i, m in enumerate(update["messages"]) if isinstance(m, dict)}
+        elif isinstance(record.get("id"), str):
+            messages[record["id"]] = record
+    return list(messages.values()) if found else None
 
 
 def _count(value) -> bool:
