@@ -196,7 +196,7 @@ def _main(argv: list[str] | None) -> int:
         return 0  # memory off for this session: inject nothing, start nothing
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args["event"] is None:
-        sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--agent claude|codex|gemini] [--store DIR] "
+        sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--agent claude|codex|gemini|cursor] [--store DIR] "
                          "[--embedder NAME] [--index FILE] [--no-daemon]\n")
         return 0  # even a misconfigured hook must not block the agent
     try:
