@@ -291,3 +291,16 @@ def test_a_line_the_log_writes_to_stderr_is_redacted(capsys, tmp_path):
     logging.getLogger("memlane.test").warning("could not read %s", tmp_path / token)
     err = capsys.readouterr().err
     assert "memlane: could not read" in err and token not in err and "[redacted secret]" in err
+
+
+def test_an_error_line_and_a_notice_are_redacted(capsys, tmp_path):
+    """An error may quote what the user typed (a note name, a path) and a notice the daemon's words:
+    a secret in either leaves through stderr redacted."""
+    from memlane.adapters.cli.common import say_once
+
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    code, out, err = run(capsys, "show", "--store", str(tmp_path), "--embedder", "none", f"deploy {token}")
+    assert code == 2 and "memlane: error:" in err and token not in err and "[redacted secret]" in err
+    say_once(f"memlane: the daemon says {token}")
+    err = capsys.readouterr().err
+    assert "the daemon says [redacted secret]" in err and token not in err

@@ -107,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except MemlaneError as exc:  # every error memlane raises on purpose: one line, its exit code
-        sys.stderr.write(f"memlane: error: {exc}\n")
+        from ...guards.secrets import redact
+
+        sys.stderr.write(redact(f"memlane: error: {exc}") + "\n")  # it may quote a path, a prompt, a value
         return exit_code(exc)
     except KeyboardInterrupt:
         return 130

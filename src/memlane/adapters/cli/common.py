@@ -156,8 +156,13 @@ def first_time(line: str) -> bool:
 
 
 def say_once(text: str) -> None:
-    """``text``'s lines to stderr, each one only if this process has not written it yet."""
-    for line in text.splitlines():
+    """``text``'s lines to stderr, redacted (stderr is an exit too), each one only if this process
+    has not written it yet."""
+    if not text:
+        return
+    from ...guards.secrets import redact
+
+    for line in redact(text).splitlines():
         if first_time(line):
             sys.stderr.write(line + "\n")
 
