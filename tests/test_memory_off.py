@@ -84,6 +84,20 @@ def test_doctor_beside_a_process_holding_the_index_says_so_at_once(repo, sealed_
     assert waited < 8, waited  # not a speed figure: two checks each waited out the writers' 5 s timeout (~10 s)
 
 
+def test_doctor_checks_the_index_once_and_names_damage(repo, tmp_path, capsys, monkeypatch):
+    """The integrity check reads the whole file: doctor runs it once, and a damaged index is a problem."""
+    from memlane.index.sqlite import SQLiteIndex
+
+    checks = []
+    monkeypatch.setattr(SQLiteIndex, "check_integrity", lambda self: checks.append(1) or "quick_check: row 3 missing")
+    store = tmp_path / "notes"
+    write_note(store, "project_a.md", "---\nname: project_a\ndescription: where we deploy\n---\nTo the eu cluster.\n")
+    assert cli(["doctor", "--store", str(store), "--index", str(tmp_path / "i.sqlite"), "--embedder", "none"]) == 1
+    out = capsys.readouterr().out
+    assert "the index is damaged: quick_check: row 3 missing" in out and "integrity quick_check: row 3 missing" in out
+    assert len(checks) == 1
+
+
 def test_doctor_names_a_missing_mount_an_index_it_cannot_keep_and_a_dead_hook(repo, sealed_env, tmp_path, capsys):
     foreign = tmp_path / "not-an-index.sqlite"
     foreign.write_text("a file of the user's")

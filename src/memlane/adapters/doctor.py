@@ -84,19 +84,21 @@ def check_index(memory: Memory) -> tuple[dict | None, list[Problem]]:
         problems.append(Problem(f"the index cannot be written ({trouble}); every hook reads the notes again from "
                                 "scratch", str(path),
                                 "make its folder writable and yours, or set [index] path to a folder you own"))
-    try:
-        integrity = memory.index.check_integrity()
-    except Exception as exc:  # noqa: BLE001
-        integrity = str(exc)
-    if integrity and integrity != NOT_CHECKED_LOCKED:  # a lock another process holds passes by itself
-        problems.append(Problem(f"the index is damaged: {integrity}", str(memory.index_path),
-                                "run `memlane index` (a damaged index is moved aside and rebuilt)"))
     if memory.graph_unsettled():
         problems.append(Problem("after a link edit in this large store, the notes' hub scores, clusters and "
                                 "constellations are still those from before it (recall follows the new link already)",
                                 str(memory.index_path), "run `memlane index`, or keep the daemon running "
                                 "(`memlane serve --daemon`): it settles them in the background within a minute"))
     return report.as_dict(), problems
+
+
+def check_integrity(memory: Memory, integrity: str) -> list[Problem]:
+    """The index's integrity as ``Memory.doctor`` found it (checked once: the check reads the whole
+    file): a problem when it is damaged; a lock another process holds passes by itself."""
+    if integrity in ("ok", NOT_CHECKED_LOCKED):
+        return []
+    return [Problem(f"the index is damaged: {integrity}", str(memory.index_path),
+                    "run `memlane index` (a damaged index is moved aside and rebuilt)")]
 
 
 def check_socket_folder() -> list[Problem]:
@@ -195,5 +197,5 @@ def _runs(program: str) -> bool:
     return shutil.which(program) is not None
 
 
-__all__ = ["Problem", "check_hooks", "check_index", "check_judge", "check_stores", "check_team",
+__all__ = ["Problem", "check_hooks", "check_index", "check_integrity", "check_judge", "check_stores", "check_team",
            "open_memory_for_doctor", "recent_hook_failures"]

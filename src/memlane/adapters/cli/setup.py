@@ -122,6 +122,8 @@ def cmd_doctor(args) -> int:
         problems.append(doctor.Problem(f"the index cannot be read: {exc}", memory.index_path,
                                        "move the file aside and run `memlane index`"))
         data = {**_fallback_doctor(memory), **data}
+    else:
+        problems += doctor.check_integrity(memory, data["index"]["integrity"])
     data["agents"] = agent_status(args)
     problems += doctor.check_team(data.get("team"))
     problems += doctor.check_judge(memory)
