@@ -22,6 +22,7 @@ import time
 from ..config import cache_home
 from ..index.connection import private_file
 from .agents import DEFAULT, PROMPT, SESSION_START, load
+from ..guards.sanitize import whole_characters
 from ..guards.secrets import RedactingFilter, map_strings
 
 EVENTS = (SESSION_START, PROMPT)
@@ -89,13 +90,8 @@ def parse_payload(raw: str, agent: str = DEFAULT) -> dict:
     if not isinstance(payload, dict):
         raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
     if "\\ud" in raw.lower():  # a lone surrogate ("\ud83d" cut from its pair) cannot be written anywhere
-        payload = map_strings(payload, _whole_characters)
+        payload = map_strings(payload, whole_characters)
     return load(agent).normalise(payload)
-
-
-def _whole_characters(text: str) -> str:
-    """``text`` with each lone surrogate as U+FFFD (a pair already decoded as one character stays)."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def handle_event(memory, event: str, payload: dict, *, explain: bool = False, agent: str = DEFAULT,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Sequence
 
 from ..errors import EmbedderUnavailable  # re-exported: the registry raises it
+from ..guards.sanitize import whole_characters
 
 if TYPE_CHECKING:  # numpy is an optional dependency; never import it at module load
     import numpy as np
@@ -67,9 +68,8 @@ class Embedder:
     def embed_query(self, text: str) -> "np.ndarray":
         cache = self.__dict__.setdefault("_query_cache", {})
         vector = cache.pop(text, None)
-        if vector is None:  # a lone surrogate (argv's bytes of another encoding, half an emoji) becomes U+FFFD:
-            whole = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # no tokenizer encodes it
-            vector = self.embed_batch([whole], is_query=True)[0]
+        if vector is None:  # a lone surrogate (argv's bytes of another encoding, half an emoji): no
+            vector = self.embed_batch([whole_characters(text)], is_query=True)[0]  # tokenizer encodes it
             vector.setflags(write=False)  # shared by every caller: nobody may change it
         cache[text] = vector  # most recent last
         while len(cache) > self.QUERY_CACHE:

@@ -188,6 +188,22 @@ def _fold(ch: str) -> str:
     return "".join(_lookalikes().get(c, c) for c in bare)
 
 
+def whole_characters(text: str) -> str:
+    """``text`` with each lone surrogate as U+FFFD — bytes of another encoding that Python read as
+    surrogates (argv, stdin, file names), or half a character cut from its pair (JSON's
+    ``"\\ud83d"``); a pair already decoded as one character stays. What comes out encodes as UTF-8."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def is_whole(text: str) -> bool:
+    """Whether ``text`` holds no lone surrogate (it encodes as UTF-8 as it is)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def strip_controls(text: str) -> str:
     """``text`` without terminal escape sequences, control characters (newline and tab stay),
     bidi controls or tag characters: safe to print to a terminal or hand to an agent."""

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 
 from ..guards.exits import clean, clean_data, recalled_fields, unit_risk
+from ..guards.sanitize import whole_characters
 from ..guards.secrets import map_strings
 from ..retrieve.recalled import Recalled, shorten
 
@@ -79,12 +80,12 @@ def candidates_of(items: list[Recalled], *, now: float | None = None) -> list[tu
             continue  # G3: a private note never leaves for a judge, whatever brought it here
         if unit_risk(*recalled_fields(item)):
             continue  # G2: quarantined anyway; a judge must not read it either
-        name = whole(clean(item.name))
+        name = whole_characters(clean(item.name))
         if not name or name in seen:
             continue
         seen.add(name)
         # cleaned before it is cut: a cut must not split a secret past recognition
-        out.append((Candidate(name, whole(shorten(clean(item.description or item.hook or item.title), 300)), item.type,
+        out.append((Candidate(name, whole_characters(shorten(clean(item.description or item.hook or item.title), 300)), item.type,
                               _age_days(item.path, now)), item))
     return out
 
@@ -107,16 +108,7 @@ def build_request(prompt: str, turns: list[str], candidates: list[Candidate], *,
         "recent_turns": previous,
         "candidates": [c.as_dict() for c in candidates],
         "max_chosen": max_chosen,
-    }), whole)
-
-
-def whole(text: str) -> str:
-    """``text`` with every lone surrogate (half an emoji, from JSON's ``"\\ud83d"``) replaced by
-    U+FFFD: what is sent is always encodable UTF-8."""
-    return _SURROGATE.sub("\ufffd", text)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+    }), whole_characters)
 
 
 def verdict_schema(names: list[str], max_chosen: int) -> dict:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
 from ..guards.privacy import OUTSIDE, excluded_with_target
+from ..guards.sanitize import is_whole
 from .note import Note, note_from_json, note_to_json, parse_note
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -105,7 +106,7 @@ def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
             continue
         for entry in entries:
             try:
-                if not _utf8(entry.name):
+                if not is_whole(entry.name):  # another encoding: the index refuses it
                     if entry.is_dir() or entry.name.lower().endswith(".md"):
                         skipped.append(Skip(entry.path, NOT_UTF8_NAME))
                     continue
@@ -120,16 +121,6 @@ def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
                     yield entry
             except OSError as exc:
                 skipped.append(Skip(entry.path, f"unreadable: {exc.strerror or exc}"))
-
-
-def _utf8(name: str) -> bool:
-    """Whether a file name is UTF-8 (Python reads other bytes as lone surrogates, which the index,
-    JSON and every exit refuse)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _stays_inside(path: str, real_root: str) -> bool:

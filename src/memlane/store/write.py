@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import WriteError
-from ..guards.sanitize import line_break_chars, strip_controls
+from ..guards.sanitize import is_whole, line_break_chars, strip_controls
 from .frontmatter import split_frontmatter
 from .memory_index import INDEX_FILE, parse_memory_index
 from .vocabulary import NOTE_KINDS, NOTE_TYPES
@@ -38,7 +38,6 @@ from .vocabulary import NOTE_KINDS, NOTE_TYPES
 MAX_BODY_BYTES = 100_000
 MAX_NAME = 80
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_SURROGATE = re.compile("[\ud800-\udfff]")  # bytes that were not UTF-8 (argv, stdin), or half a character
 
 
 @dataclass
@@ -64,7 +63,7 @@ class Draft:
         texts += [(label, value) for label, values in (("recall", self.recall), ("paths", self.paths),
                                                        ("supersedes", self.supersedes)) for value in values]
         for label, value in texts:
-            if isinstance(value, str) and _SURROGATE.search(value):
+            if isinstance(value, str) and not is_whole(value):  # bytes that were not UTF-8, half a character
                 raise WriteError(f"{label} is not UTF-8 text (it holds undecodable bytes, or half of a character): "
                                  "convert it to UTF-8 first, e.g. with iconv")
         self.name = self.name.strip()
