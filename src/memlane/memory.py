@@ -26,6 +26,7 @@ from .lifecycle import HitLog
 from .lifecycle.usage import Usage, unit_states
 from .recall import (MAX_K, RecallPlan, excluded_units, log_recall, meaning_judges, recalled_units, run_recall,
                      selectable, words_alone)
+from .retrieve.ask import the_ask
 from .retrieve.recalled import Recalled
 from .store import StoreSpec, claude_memory_dir, discover_claude_memory, encode_project_path, git_root, scope_rank
 
@@ -289,6 +290,7 @@ class Memory:
         Private notes are not candidates; nothing is recorded in the hit-log."""
         if n <= 0:
             return []
+        prompt = the_ask(prompt)  # what recall searched (retrieve/ask.py)
         known = {r.uid for r in after}  # its identity: a printed path may be redacted or neutral
         ranking = self._ranking_at_hand(prompt)
         if ranking is not None:
@@ -314,6 +316,7 @@ class Memory:
         same prompt, the index unchanged, no team scope) and holds no archived note at or above
         the relevance threshold that selection would take (not found by words alone): a deep
         recall ranks the same candidates, and only archived ones are admitted that were not before."""
+        prompt = the_ask(prompt)
         ranking = self._ranking_at_hand(prompt)
         if ranking is None:
             return True
@@ -345,6 +348,7 @@ class Memory:
         ask this way. ``exclude``: paths of notes that are not candidates."""
         depth = Depth(depth)
         plan = plan or RecallPlan(fusion=fusion, include_archived=include_archived, divergent=divergent, k=k)
+        prompt = the_ask(prompt)  # a pasted log or diff left out, the words around it searched (retrieve/ask.py)
         if refresh:
             self.refresh()
         if self.auto_lifecycle and not self._refresh_problem:  # a locked index is not waited for twice

@@ -18,6 +18,7 @@ from ..associate.build import rebuild_graph
 from ..index.sqlite import SQLiteIndex as Index
 from ..index.vectors import EmbeddingCache, embed_pending
 from ..recall import RecallPlan, run_recall
+from ..retrieve.ask import the_ask
 from . import metrics as m
 from .datasets import Dataset, Query, load_dataset, spread
 
@@ -168,7 +169,7 @@ class _Run:
                 started = time.perf_counter()
                 self.timing["passages_embedded"] += embed_pending(index, self.embedder, cache=self.cache)
                 self.timing["embed_s"] += time.perf_counter() - started
-                qvecs = self._query_vectors([q.text for q in queries])
+                qvecs = self._query_vectors([the_ask(q.text) for q in queries])
             uid_of = {row_id: row["uid"] for row_id, row in index.units_by_id(index.all_ids()).items()}
             tokens = {u.uid: m.estimate_tokens(f"{u.heading()}\n{u.body}") for u in units}
             # recency is judged as of the day after the newest unit (a dated history), else now
@@ -205,7 +206,7 @@ class _Run:
                   "also_ok": sorted(query.also_ok), "modes": {}}
         for mode in self.modes:
             started = time.perf_counter()
-            outcome = run_recall(index, query.text, self.config, embedder=self.embedder, plan=MODES[mode],
+            outcome = run_recall(index, the_ask(query.text), self.config, embedder=self.embedder, plan=MODES[mode],
                                  query_vector=qvec, now=now)
             elapsed = time.perf_counter() - started
             self.timing["rank_s"] += elapsed
