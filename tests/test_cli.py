@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import STORE_NOTES
+from conftest import STORE_NOTES, build_store
 from memlane.adapters.cli import build_parser, main
 
 N_STORE = len(STORE_NOTES)
@@ -304,3 +304,58 @@ def test_an_error_line_and_a_notice_are_redacted(capsys, tmp_path):
     say_once(f"memlane: the daemon says {token}")
     err = capsys.readouterr().err
     assert "the daemon says [redacted secret]" in err and token not in err
+
+
+NOT_UTF8_COMMANDS = [["recall", PROMPT], ["index"], ["doctor"], ["show", "user_role"], ["stats"], ["status"],
+                     ["lint"], ["graph", "--dot"], ["link", "--suggest", "user_role"], ["archive", "user_role"],
+                     ["add", "--name", "deploy_x", "--type", "project", "--description", "when deploying",
+                      "--body", "make ship"]]
+
+
+@pytest.mark.parametrize("command", NOT_UTF8_COMMANDS, ids=lambda c: c[0])
+def test_a_store_whose_path_is_not_utf8_is_one_line_error(capsys, tmp_path, command):
+    """A memory folder whose path holds bytes of another encoding (Latin-1's ``ü``): the index keeps
+    paths as UTF-8, so each command that takes a folder says so in one line (the bytes escaped), no
+    traceback; nothing is written."""
+    store = build_store(tmp_path / os.fsdecode(b"notizen-\xfcbersicht"))
+    before = sorted(os.listdir(store))
+    line = one_line_error(*run(capsys, *command, "--store", str(store), "--embedder", "none"))
+    assert "notizen-\\xfcbersicht" in line and "not UTF-8" in line and "(--store)" in line
+    assert sorted(os.listdir(store)) == before
+
+
+def test_a_configured_folder_whose_path_is_not_utf8_is_one_line_error(capsys, tmp_path, monkeypatch, sealed_env):
+    """The same for the folders the environment and the config name: the user store
+    ($XDG_DATA_HOME), a mounted folder relative to a config file, documentation to recall."""
+    odd = tmp_path / os.fsdecode(b"daten-\xfc")
+    monkeypatch.setenv("XDG_DATA_HOME", str(odd))
+    build_store(odd / "memlane" / "user")
+    assert "(user store)" in one_line_error(*run(capsys, "recall", PROMPT, "--embedder", "none"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(sealed_env / "data"))
+    config = odd / "config.toml"
+    config.write_text('[stores]\nmounts = [{path = "notes"}]\n')
+    build_store(odd / "notes")
+    monkeypatch.setenv("MEMLANE_CONFIG", str(config))
+    assert "(config)" in one_line_error(*run(capsys, "index", "--embedder", "none"))
+    monkeypatch.delenv("MEMLANE_CONFIG")
+    line = one_line_error(*run(capsys, "recall", PROMPT, "--store", str(build_store(tmp_path / "plain")),
+                               "--embedder", "none", "--docs", str(odd / "notes")))
+    assert "the knowledge folder" in line and "daten-\\xfc" in line
+    line = one_line_error(*run(capsys, "eval", str(odd), "--embedder", "none"))
+    assert "the benchmark folder" in line
+    line = one_line_error(*run(capsys, "team", "trial", str(odd / "trial")))
+    assert "the team store's folder" in line and not (odd / "trial").exists()
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_file_name_not_utf8_is_printed_not_a_traceback(store, as_json):
+    """A note whose file name holds bytes of another encoding is skipped, and said to be: the line
+    names it with U+FFFD for those bytes, on a stdout that writes only UTF-8 (a UTF-8 locale's)."""
+    (store / os.fsdecode(b"caf\xe9.md")).write_text("---\nname: cafe\ndescription: when ordering coffee\n---\nx\n")
+    for command in (["index"], ["lint"]):
+        proc = subprocess.run([sys.executable, "-m", "memlane", *command, "--store", str(store),
+                               "--embedder", "none", *(["--json"] if as_json else [])], capture_output=True,
+                              env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"}, timeout=120)
+        out = proc.stdout.decode("utf-8")
+        assert proc.returncode in (0, 1) and b"Traceback" not in proc.stderr, proc.stderr
+        assert "caf\ufffd.md" in (json.dumps(json.loads(out), ensure_ascii=False) if as_json else out)

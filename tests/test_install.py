@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 
@@ -356,3 +357,26 @@ def test_the_module_form_of_the_command_never_imports_the_projects_own_code(tmp_
     (project / "memlane" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
     subprocess.run([real, *argv[1:], "--version"], cwd=project, capture_output=True, timeout=120)
     assert not marker.exists()
+
+
+def test_installing_in_a_repository_whose_path_is_not_utf8(tmp_path, monkeypatch, capsys):
+    """A repository whose path holds bytes of another encoding: the hooks' files go in and come out
+    as usual (nothing in them names the path); the MCP server for this repository would have to be
+    written under that path in ~/.claude.json, which Claude Code could not read back: refused in
+    one line, nothing written."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    root = tmp_path / os.fsdecode(b"projekt-\xfcbersicht")
+    (root / ".git" / "info").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    for agent in ("claude", "codex", "gemini"):
+        assert cli(["install", agent]) == 0 and cli(["uninstall", agent]) == 0
+    assert sorted(p.name for p in root.iterdir()) == [".git"]  # every file and folder install made is gone
+    capsys.readouterr()
+    assert cli(["install", "claude", "--mcp"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not UTF-8" in err and "nothing was written" in err
+    assert not (home / ".claude.json").exists() and not list(home.glob(".claude.json*"))

@@ -28,6 +28,7 @@ from .recall import (MAX_K, RecallPlan, excluded_units, log_recall, meaning_judg
                      selectable, words_alone)
 from .retrieve.ask import the_ask
 from .retrieve.recalled import Recalled
+from .store.scan import utf8_folder
 from .store import StoreSpec, claude_memory_dir, discover_claude_memory, encode_project_path, git_root, scope_rank
 
 log = logging.getLogger("memlane")
@@ -37,6 +38,13 @@ Progress = Callable[[str, int, int], None]
 
 def demo_store_path() -> Path:
     return Path(__file__).parent / "demo" / "store"
+
+
+def _utf8_paths(specs: list[StoreSpec]) -> list[StoreSpec]:
+    """``specs``, or ``UsageError`` for the first whose path is not UTF-8 (``store.scan.utf8_folder``)."""
+    for spec in specs:
+        utf8_folder(spec.path, f"the memory folder ({spec.label})")
+    return specs
 
 
 class Memory:
@@ -90,8 +98,8 @@ class Memory:
         index (the index is keyed by these, not by what exists)."""
         stores = self._explicit
         if stores is not None:
-            return [s if isinstance(s, StoreSpec) else StoreSpec(Path(s).expanduser().resolve(), "project",
-                                                                 label="--store") for s in stores]
+            return _utf8_paths([s if isinstance(s, StoreSpec) else
+                                StoreSpec(Path(s).expanduser().resolve(), "project", label="--store") for s in stores])
         specs = [StoreSpec(Path(m.path).expanduser().resolve(), m.scope, label="config")
                  for m in self.config.stores.mounts]
         specs.append(StoreSpec(self.config.user_store_path().resolve(), "user", label="user store"))
@@ -99,7 +107,7 @@ class Memory:
         if project is not None:
             specs.append(StoreSpec(project.resolve(), "project",
                                    label="claude-code" if self.config.stores.claude_code else "project store"))
-        return specs
+        return _utf8_paths(specs)
 
     def project_store(self) -> Path | None:
         """Where this repository's project notes live: Claude Code's own memory folder for it (so

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ..config import data_home
 from ..errors import InstallError
+from ..guards.sanitize import is_whole
 from ..store import git_root
 from ..store.discovery import git_argv
 from .agents import DEFAULT, NAMES, PROMPT, SESSION_START, Agent, load
@@ -350,7 +351,7 @@ def memlane_commands(path: Path) -> list[str]:
 
 
 def _backup_file(path: Path) -> Path:
-    key = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:16]
+    key = hashlib.sha256(str(path.absolute()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return data_home() / "install-backups" / f"{key}.json"
 
 
@@ -359,6 +360,10 @@ def apply(change: Change) -> None:
     folder: nothing extra lands in the repository)."""
     if not change.changed:
         return
+    if not is_whole(change.after):  # a path in another encoding: the agent reads its settings as UTF-8 JSON
+        raise InstallError(f"{change.path}: memlane would have to write a path that is not UTF-8 (bytes of another "
+                           "encoding) into it — this repository's, or memlane's own — which the agent could not read "
+                           "back; nothing was written: move it to a path that is UTF-8")
     backup = _backup_file(change.path)
     if not backup.exists():
         missing = [str(p) for p in _missing_parents(change.path)]

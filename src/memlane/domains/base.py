@@ -53,6 +53,10 @@ def index_file(cache: Path, domain: str, roots: list[Path], extra: str = "") -> 
     """One SQLite file per domain and set of roots, in memlane's cache."""
     import hashlib
 
+    from ..store.scan import utf8_folder
+
+    for root in roots:
+        utf8_folder(root, f"the {domain} folder")
     key = hashlib.sha256(("\0".join(sorted(str(Path(r).expanduser().resolve()) for r in roots)) + "|" + extra)
                          .encode()).hexdigest()[:16]
     folder = cache / "domains"

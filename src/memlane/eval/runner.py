@@ -19,6 +19,7 @@ from ..index.sqlite import SQLiteIndex as Index
 from ..index.vectors import EmbeddingCache, embed_pending
 from ..recall import RecallPlan, run_recall
 from ..retrieve.ask import the_ask
+from ..store.scan import utf8_folder
 from . import metrics as m
 from .datasets import Dataset, Query, load_dataset, spread
 
@@ -350,6 +351,7 @@ def evaluate_path(path: str | Path, *, scope_field: str | None = None, modes: Se
     an embedder). ``files``: corpus_file, queries_file, qrels_file for the corpus layout.
     Query vectors and passages are cached in ``cache_path`` (default: memlane's cache dir).
     """
+    utf8_folder(Path(path).expanduser().resolve(), "the benchmark folder")
     dataset = load_dataset(path, scope_field=scope_field, include_types=include_types,
                            exclude_types=exclude_types, limit=limit, **files)
     if embedder is None:

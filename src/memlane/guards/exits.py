@@ -1,20 +1,22 @@
 """The one pass everything takes on its way out of memlane — a hook's injection, an MCP answer,
-the CLI's text and JSON, the graph, a log line: secrets redacted and terminal or bidi control
-characters stripped, in every string field."""
+the CLI's text and JSON, the graph, a log line: secrets redacted, terminal or bidi control
+characters stripped and bytes of another encoding made U+FFFD, in every string field."""
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
 
-from .sanitize import strip_controls
+from .sanitize import strip_controls, whole_characters
 from .secrets import map_strings, redact
 
 
 def clean(text: str) -> str:
     """``text`` as it may be printed or injected: controls out first, so that a secret they split
-    or touch (a token between two colour codes, ``AKIA\x1b[0m…``) is one word when it is redacted."""
-    return redact(strip_controls(text)) if text else text
+    or touch (a token between two colour codes, ``AKIA\x1b[0m…``) is one word when it is redacted;
+    a path's bytes of another encoding (a file name from a Latin-1 system) as U+FFFD, so that a
+    stream that writes only UTF-8 takes it."""
+    return whole_characters(redact(strip_controls(text))) if text else text
 
 
 def clean_data(obj: object) -> object:

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import UsageError
 from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
 from ..guards.privacy import OUTSIDE, excluded_with_target
 from ..guards.sanitize import is_whole
@@ -126,6 +127,16 @@ def _markdown_entries(root: Path, skipped: list[Skip], *, ordered: bool):
 def _stays_inside(path: str, real_root: str) -> bool:
     real = os.path.realpath(path)
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def utf8_folder(path, what: str) -> None:
+    """``UsageError`` when ``path`` is not UTF-8 (bytes of another encoding), naming ``what`` it is:
+    the indexes keep paths as UTF-8 text, as the scan skips a note whose own name is not
+    (``NOT_UTF8_NAME``)."""
+    if not is_whole(str(path)):
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise UsageError(f"{what} {shown}: its path is not UTF-8 (bytes of another encoding), and memlane works only "
+                         "with folders whose path is: rename it, or move its files to a folder whose path is UTF-8")
 
 
 def fingerprint(roots: list[Path]) -> str:

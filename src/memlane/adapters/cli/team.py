@@ -285,11 +285,13 @@ def _scope_dsn() -> str:
 
 def cmd_trial(args) -> int:
     from ...config import data_home
+    from ...store.scan import utf8_folder
     from ...team.admin import add_member, create_database, migrate_database, start_bundled_server
 
     data = Path(args.data).expanduser() if args.data else (
         Path("/var/tmp/memlane-team-trial") if os.geteuid() == 0 else data_home() / "team-trial")
     data = data.resolve()
+    utf8_folder(data, "the team store's folder")  # PostgreSQL's socket and files are named from it
     if args.stop:
         if not (data / "PG_VERSION").exists():
             raise UsageError(f"{data} holds no server")
