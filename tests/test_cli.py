@@ -359,3 +359,28 @@ def test_a_file_name_not_utf8_is_printed_not_a_traceback(store, as_json):
         out = proc.stdout.decode("utf-8")
         assert proc.returncode in (0, 1) and b"Traceback" not in proc.stderr, proc.stderr
         assert "caf\ufffd.md" in (json.dumps(json.loads(out), ensure_ascii=False) if as_json else out)
+
+
+def test_a_warning_quoting_a_secret_is_redacted(capsys, tmp_path, monkeypatch):
+    """``add``'s and ``install``'s warnings quote paths (the MEMORY.md a note's line falls past Claude
+    Code's cut in, where ``memlane-hook`` resolves): a secret in one leaves through stderr redacted,
+    as the error line and the notices do."""
+    from memlane.adapters import install
+
+    token = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    store = build_store(tmp_path / f"notes-{token}")
+    with (store / "MEMORY.md").open("a", encoding="utf-8") as index:
+        index.writelines(f"- [Old {n}](project_old_{n}.md) — an old pointer\n" for n in range(210))
+    code, out, err = run(capsys, "add", "--store", str(store), "--embedder", "none", "--name", "office_plants",
+                         "--type", "project", "--description", "when watering the office plants",
+                         "--body", "Water the ficus on Mondays.", "--apply")
+    assert code == 0 and "memlane: warning:" in err and "Claude Code never sees the note" in err
+    assert token not in err and "[redacted secret]" in err
+    repo = tmp_path / "repo"
+    (repo / ".git" / "info").mkdir(parents=True)
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(install, "portable_problem", lambda name=install.PORTABLE_HOOK: f"`{name}` resolves into "
+                        f"/home/me/{token}/.venv/bin/{name}; teammates without it on their PATH get a broken hook")
+    for argv in (["install", "claude", "--shared"], ["install", "claude", "--shared", "--mcp"]):
+        code, out, err = run(capsys, *argv)
+        assert code == 0 and "memlane: warning: `memlane" in err and token not in err and "[redacted secret]" in err

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ...errors import UsageError
 from ..agents import DEFAULT, NAMES, PROMPT, SESSION_START, load
-from .common import command, say, store_args
+from .common import command, say, say_once, store_args
 
 
 COMMAND_NAMES = ("hook", "statusline", "serve", "install", "uninstall", "mcp")  # the commands ``register`` adds
@@ -159,7 +159,7 @@ def cmd_install(args, *, remove: bool = False) -> int:
             "your team commits)")
     problem = install.portable_problem() if portable else None
     if problem:
-        sys.stderr.write(f"memlane: warning: {problem}\n")
+        say_once(f"memlane: warning: {problem}")  # it may quote a path
     return 0
 
 
@@ -194,11 +194,11 @@ def _install_mcp(args, remove: bool, scope: str) -> int:
         say(f"memlane MCP server registered in {where} (the same as `claude mcp add{flag} memlane -- memlane mcp`; "
             "check with /mcp in Claude Code)")
         if install.mcp_missing():
-            sys.stderr.write("memlane: warning: this installation lacks the MCP SDK; install it with: "
-                             "pip install 'memlane[mcp]'\n")
+            say_once("memlane: warning: this installation lacks the MCP SDK; install it with: pip install "
+                     "'memlane[mcp]'")
         problem = install.portable_problem(install.PORTABLE_CLI) if portable else None
         if problem:
-            sys.stderr.write(f"memlane: warning: {problem}\n")
+            say_once(f"memlane: warning: {problem}")
     return 0
 
 

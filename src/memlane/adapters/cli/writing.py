@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import UsageError
 from ...store.vocabulary import NOTE_KINDS, NOTE_TYPES
-from .common import command, emit, memory_with_notes, notice, open_memory, result_count
+from .common import command, emit, memory_with_notes, notice, open_memory, result_count, say_once
 
 
 COMMAND_NAMES = ("add", "link", "archive", "restore", "lint", "graph")  # the commands ``register`` adds
@@ -99,7 +99,7 @@ def cmd_add(args) -> int:
                   private=args.private)
     out = open_memory(args).add(draft, apply=args.apply, to=args.to, scope=args.scope, dry_run=args.dry_run)
     for warning in out.get("warnings", []):
-        sys.stderr.write(f"memlane: warning: {warning}\n")
+        say_once(f"memlane: warning: {warning}")  # it may quote a path
     lines = [f"{out['advice']}: {out['reason']}"]
     for c in out["candidates"]:
         cosine = "" if c["cosine"] is None else f", cosine {c['cosine']:.3f}"
