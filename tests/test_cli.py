@@ -349,17 +349,19 @@ def test_a_configured_folder_whose_path_is_not_utf8_is_one_line_error(capsys, tm
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_a_file_name_not_utf8_is_printed_not_a_traceback(store, as_json):
-    """A note whose file name holds bytes of another encoding is skipped, and said to be: the line
-    names it with U+FFFD for those bytes, on a stdout that writes only UTF-8 (a UTF-8 locale's)."""
+    """A note whose file name holds bytes of another encoding is skipped, and said to be, and a page
+    written to such a file name is named: each line shows U+FFFD for those bytes, on a stdout that
+    writes only UTF-8 (a UTF-8 locale's)."""
     (store / os.fsdecode(b"caf\xe9.md")).write_text("---\nname: cafe\ndescription: when ordering coffee\n---\nx\n")
-    for command in (["index"], ["lint"]):
+    page = store.parent / os.fsdecode(b"bild-\xfc.html")
+    for command, shown in ((["index"], "caf\ufffd.md"), (["lint"], "caf\ufffd.md"),
+                           (["graph", "--html", str(page)], "bild-\ufffd.html")):
         proc = subprocess.run([sys.executable, "-m", "memlane", *command, "--store", str(store),
                                "--embedder", "none", *(["--json"] if as_json else [])], capture_output=True,
                               env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"}, timeout=120)
         out = proc.stdout.decode("utf-8")
         assert proc.returncode in (0, 1) and b"Traceback" not in proc.stderr, proc.stderr
-        assert "caf\ufffd.md" in (json.dumps(json.loads(out), ensure_ascii=False) if as_json else out)
-
+        assert shown in (json.dumps(json.loads(out), ensure_ascii=False) if as_json else out)
 
 def test_a_warning_quoting_a_secret_is_redacted(capsys, tmp_path, monkeypatch):
     """``add``'s and ``install``'s warnings quote paths (the MEMORY.md a note's line falls past Claude

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import UsageError
 from ...store.vocabulary import NOTE_KINDS, NOTE_TYPES
-from .common import command, emit, memory_with_notes, notice, open_memory, result_count, say_once
+from .common import command, emit, memory_with_notes, notice, open_memory, result_count, say, say_once
 
 
 COMMAND_NAMES = ("add", "link", "archive", "restore", "lint", "graph")  # the commands ``register`` adds
@@ -172,8 +172,8 @@ def cmd_graph(args) -> int:
                  else {"dot": to_dot(data)} if args.dot else {"mermaid": to_mermaid(data)} if args.mermaid else {})
         emit(args, data | extra, "")
     elif args.html:
-        sys.stdout.write(f"wrote {args.html}: {len(data['nodes'])} notes, {len(data['edges'])} links, "
-                         f"{len(data['constellations'])} constellations, {len(data['recent'])} recent recalls\n")
+        say(f"wrote {args.html}: {len(data['nodes'])} notes, {len(data['edges'])} links, "
+            f"{len(data['constellations'])} constellations, {len(data['recent'])} recent recalls")
     else:
         sys.stdout.write(clean(to_dot(data) if args.dot else to_mermaid(data)))
     return 0
