@@ -380,3 +380,57 @@ def test_installing_in_a_repository_whose_path_is_not_utf8(tmp_path, monkeypatch
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not UTF-8" in err and "nothing was written" in err
     assert not (home / ".claude.json").exists() and not list(home.glob(".claude.json*"))
+
+
+GEMINI_WITH_COMMENTS = """{
+  // the team's theme
+  "ui": {"theme": "GitHub",},
+  /* a block comment,
+     over two lines */
+  "tools": {"sandbox": false, "exclude": ["a\\\\\\"//not a comment", "http://example.com/x"],},
+}
+"""
+
+
+def test_a_gemini_settings_file_with_comments_is_read_and_left_as_it_is(repo, capsys):
+    """Gemini CLI reads its settings as JSON with comments: memlane reads them so too, and — since
+    writing the file back would lose them — changes nothing and prints exactly what to add (or take
+    out) by hand; once that is done, install says there is nothing to change and doctor sees the hooks."""
+    path = repo / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(GEMINI_WITH_COMMENTS)
+    assert install._loads(GEMINI_WITH_COMMENTS, comments=True) == {
+        "ui": {"theme": "GitHub"}, "tools": {"sandbox": False, "exclude": ['a\\"//not a comment', "http://example.com/x"]}}
+    assert cli(["install", "gemini"]) == 2
+    err = capsys.readouterr().err
+    assert path.read_text() == GEMINI_WITH_COMMENTS and not install.installed(path)
+    assert "holds comments" in err and "Traceback" not in err and "not valid JSON" not in err
+    snippet = json.loads(err[err.index("\n{") + 1:])  # exactly what to add, as JSON
+    assert sorted(snippet["hooks"]) == ["BeforeAgent", "SessionStart"]
+    by_hand = GEMINI_WITH_COMMENTS.replace("{\n", "{\n  \"hooks\": " + json.dumps(snippet["hooks"]) + ",  // memlane\n", 1)
+    path.write_text(by_hand)
+    assert cli(["install", "gemini"]) == 0 and "nothing to change" in capsys.readouterr().out
+    assert path.read_text() == by_hand and install.installed(path)
+    assert cli(["doctor", "--json"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["agents"]["hooks"]["gemini"] == {"shared": str(path)}
+    assert cli(["uninstall", "gemini"]) == 2
+    err = capsys.readouterr().err
+    assert path.read_text() == by_hand
+    assert err.count("take out of \"hooks\"") == 2 and "--agent gemini" in err
+    older = by_hand.replace('"memlane-hook user-prompt-submit', '"/old/venv/bin/memlane-hook user-prompt-submit')
+    path.write_text(older)  # an older install's entry, pasted long ago: out with it, in with the new one
+    assert cli(["install", "gemini"]) == 2
+    err = capsys.readouterr().err
+    assert path.read_text() == older
+    assert 'take out of "hooks" > "BeforeAgent" the entry whose command is: /old/venv/bin/memlane-hook' in err
+    assert list(json.loads(err[err.index("\n{") + 1:])["hooks"]) == ["BeforeAgent"]
+    path.write_text('{"hooks": {"BeforeAgent": [/* unterminated')
+    assert cli(["install", "gemini"]) == 2 and "is not valid JSON (with comments)" in capsys.readouterr().err
+
+
+def test_a_claude_settings_file_with_comments_is_still_not_json(repo, capsys):
+    """Claude Code reads its settings as plain JSON: a comment there is reported as the error it is."""
+    path = repo / ".claude" / "settings.local.json"
+    path.parent.mkdir()
+    path.write_text('{\n  // mine\n  "env": {}\n}\n')
+    assert cli(["install", "claude"]) == 2 and "is not valid JSON (" in capsys.readouterr().err

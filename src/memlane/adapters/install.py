@@ -17,10 +17,12 @@ Where the hooks go, and with which command:
 
 The settings are merged, never replaced: other hooks and keys stay as they are, memlane's own
 entries (recognised by their ``memlane … hook`` command) are replaced, so installing twice changes
-nothing. A settings file that is not valid JSON is left untouched and reported. Before the first
-install a copy of the file as it was is kept in memlane's data folder (never in the repository);
-``uninstall`` puts that exact file back when nothing else changed since — and removes a file that
-install created — else it takes out only memlane's entries.
+nothing. A settings file that is not valid JSON is left untouched and reported; one the agent
+reads as JSON with comments (Gemini CLI's) is read so, and — when it holds comments, which writing
+it back would lose — left untouched too, with exactly what to add or take out by hand
+(:func:`_by_hand`). Before the first install a copy of the file as it was is kept in memlane's data
+folder (never in the repository); ``uninstall`` puts that exact file back when nothing else changed
+since — and removes a file that install created — else it takes out only memlane's entries.
 """
 
 from __future__ import annotations
@@ -178,17 +180,66 @@ def _without_ours(groups: list) -> list:
     return out
 
 
-def _read_settings(path: Path, key: str) -> tuple[str, dict]:
+#: what JSON with comments has that JSON has not: a string (kept), a ``//`` or ``/* */`` comment, a
+#: comma right before the ``}`` or ``]`` that closes its object or array
+_JSONC = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]])', re.S)
+
+
+def _without_comments(text: str) -> str:
+    """``text``, JSON with comments (what Gemini CLI reads its settings as), as JSON: comments and
+    trailing commas blanked, their line breaks kept (a JSON error's line is still the file's)."""
+    return _JSONC.sub(lambda m: m[0] if m[0].startswith('"') else re.sub(r"[^\n]", " ", m[0]), text)
+
+
+def _loads(text: str, *, comments: bool):
+    """``text``'s JSON; with ``comments``, JSON with comments too."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        if not comments:
+            raise
+        return json.loads(_without_comments(text))
+
+
+def _read_settings(path: Path, key: str, *, comments: bool = False) -> tuple[str, dict]:
     """The file's text and its JSON object (empty when there is no file), which must hold an
-    object under ``key`` if anything; a file that is not valid JSON is never overwritten."""
+    object under ``key`` if anything; a file that is not valid JSON — with ``comments``, JSON with
+    comments — is never overwritten."""
     before = path.read_text(encoding="utf-8") if path.exists() else ""
     try:
-        settings = json.loads(before) if before.strip() else {}
+        settings = _loads(before, comments=comments) if before.strip() else {}
     except ValueError as exc:
-        raise InstallError(f"{path} is not valid JSON ({exc}); fix it first, memlane will not overwrite it") from None
+        kind = "JSON (with comments)" if comments else "JSON"
+        raise InstallError(f"{path} is not valid {kind} ({exc}); fix it first, memlane will not overwrite it") from None
     if not isinstance(settings, dict) or not isinstance(settings.get(key, {}), dict):
         raise InstallError(f"{path}: unexpected shape (expected an object with a '{key}' object)")
     return before, settings
+
+
+def _by_hand(path: Path, hooks: dict, events: list[tuple[str, dict]], *, remove: bool) -> InstallError:
+    """Why memlane leaves a file with comments as it is, and exactly what to change in it by hand:
+    memlane's entries to take out (every one when removing; any other than those it would add when
+    installing) and the entries to add, in the file's own shape."""
+    wanted = {} if remove else {event: [entry for name, entry in events if name == event] for event, _ in events}
+    lines = [f"{path} holds comments or trailing commas (JSON with comments), which memlane would lose if it wrote "
+             "the file back, so it has not changed it; make the change by hand, then run the same command again "
+             "(it says \"nothing to change\" once it is made):"]
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            if not isinstance(group, dict) or group in wanted.get(event, []):
+                continue
+            handlers = [group] if "command" in group else group.get("hooks", [])
+            for handler in handlers if isinstance(handlers, list) else []:
+                if isinstance(handler, dict) and _is_ours(handler):
+                    lines.append(f"- take out of \"hooks\" > \"{event}\" the entry whose command is: "
+                                 f"{handler.get('command')}")
+    add = {event: [e for e in entries if e not in (hooks.get(event) or [])] for event, entries in wanted.items()}
+    add = {event: entries for event, entries in add.items() if entries}
+    if add:
+        lines.append("- add to \"hooks\" (each entry to the list of its event; an event, or \"hooks\" itself, that "
+                     "the file does not have yet, as it is here):")
+        lines.append(json.dumps({"hooks": add}, indent=2, ensure_ascii=False))
+    return InstallError("\n".join(lines))
 
 
 def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = False,
@@ -198,7 +249,7 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     spec = AGENTS[agent]
     if statusline and not spec.statusline:
         raise InstallError(f"{agent} has no status line memlane can use")
-    before, settings = _read_settings(path, "hooks")
+    before, settings = _read_settings(path, "hooks", comments=spec.commented_settings)
     hook = command or hook_command(memlane_command())
     hooks = dict(settings.get("hooks", {}))
     events = _entries(spec, hook)
@@ -219,6 +270,8 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
                  guard=spec.posix_shell)
     if after_settings == settings:  # nothing of memlane's to put in or take out: the file stays as its owner wrote it
         after = before
+    elif before.strip() and spec.commented_settings and _parsed(before) is None:  # its comments would be lost
+        raise _by_hand(path, settings.get("hooks", {}), events, remove=remove)
     else:
         after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if after_settings or before.strip() \
             else ""
@@ -337,9 +390,10 @@ def installed(path: Path) -> bool:
 
 def memlane_commands(path: Path) -> list[str]:
     """The commands of memlane's hooks in the settings file at ``path`` (none when it has none
-    or cannot be read), a guarded one as the command it runs."""
+    or cannot be read; read as JSON with comments, as Gemini CLI reads its own), a guarded one as
+    the command it runs."""
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
+        settings = _loads(path.read_text(encoding="utf-8"), comments=True)
     except (OSError, ValueError):
         return []
     hooks = settings.get("hooks") if isinstance(settings, dict) else None

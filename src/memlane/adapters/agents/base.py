@@ -30,13 +30,14 @@ class Agent:
 
     __slots__ = ("name", "label", "settings_folder", "settings_file", "local_settings_file", "prompt_event",
                  "session_event", "timeout", "session_matcher", "statusline", "flat_hooks", "named_handlers",
-                 "posix_shell", "install_note", "tells_user", "normalise", "root_from_payload", "output", "read_transcript")
+                 "posix_shell", "commented_settings", "install_note", "tells_user", "normalise", "root_from_payload",
+                 "output", "read_transcript")
 
     def __init__(self, *, name: str, label: str, settings_folder: str, settings_file: str, prompt_event: str | None,
                  local_settings_file: str | None = None,
                  session_event: str, timeout: int, session_matcher: str | None = None, statusline: bool = False,
                  flat_hooks: bool = False, named_handlers: bool = False, posix_shell: bool = False,
-                 install_note: str = "",
+                 commented_settings: bool = False, install_note: str = "",
                  tells_user: bool = True, normalise=_same, root_from_payload=_no_root, output=None,
                  read_transcript=None):
         self.name = name  # the registry key and the ``--agent`` value
@@ -53,6 +54,8 @@ class Agent:
         self.named_handlers = named_handlers  # each handler carries a "name"
         #: its hook commands run through a POSIX shell, so a committed one can step aside where memlane is missing
         self.posix_shell = posix_shell
+        #: it reads its settings file as JSON with comments, so memlane reads it so too (and never writes it back)
+        self.commented_settings = commented_settings
         self.install_note = install_note  # what the user should know after ``memlane install``
         self.tells_user = tells_user  # its hook output may carry a "systemMessage" the user sees, the model not
         #: the hook input in the shape memlane's layers read (session id, working folder, prompt)

@@ -1,6 +1,6 @@
-"""Gemini CLI: ``BeforeAgent`` and ``SessionStart`` in ``.gemini/settings.json``, timeouts in
-milliseconds, named handlers; its chat recording (one JSON document) gives the last reply's input
-tokens."""
+"""Gemini CLI: ``BeforeAgent`` and ``SessionStart`` in ``.gemini/settings.json`` (JSON with comments),
+timeouts in milliseconds, named handlers; its chat recording (one JSON document) gives the last
+reply's input tokens."""
 
 from __future__ import annotations
 
@@ -16,4 +16,4 @@ def _read(path, user_turns: int):
 AGENT = Agent(
     name="gemini", label="Gemini CLI", settings_folder=".gemini", settings_file="settings.json",
     prompt_event="BeforeAgent", session_event="SessionStart", timeout=10_000, named_handlers=True,
-    install_note="BeforeAgent and SessionStart", read_transcript=_read)
+    commented_settings=True, install_note="BeforeAgent and SessionStart", read_transcript=_read)
