@@ -211,13 +211,15 @@ def test_the_installed_command_is_quoted_and_absolute(tmp_path):
 def test_codex_and_gemini_get_their_own_files_events_and_units(repo):
     assert cli(["install", "codex"]) == 0
     codex = read(repo / ".codex" / "hooks.json")["hooks"]
-    assert codex["UserPromptSubmit"][0]["hooks"][0]["command"].endswith("user-prompt-submit --agent codex")
+    assert install.unguarded(codex["UserPromptSubmit"][0]["hooks"][0]["command"]).endswith(
+        "user-prompt-submit --agent codex")
     assert codex["UserPromptSubmit"][0]["hooks"][0]["timeout"] == 10  # seconds
     assert codex["SessionStart"][0]["matcher"] == "startup|resume|clear"
     assert cli(["install", "gemini"]) == 0
     gemini = read(repo / ".gemini" / "settings.json")["hooks"]
     handler = gemini["BeforeAgent"][0]["hooks"][0]
-    assert handler["command"].endswith("user-prompt-submit --agent gemini") and handler["timeout"] == 10_000  # ms
+    assert install.unguarded(handler["command"]).endswith("user-prompt-submit --agent gemini")
+    assert handler["timeout"] == 10_000  # ms
     assert "matcher" not in gemini["SessionStart"][0]  # Gemini matches lifecycle events by exact string
     cli(["uninstall", "gemini"])
     assert not (repo / ".gemini" / "settings.json").exists()  # install created it
@@ -417,12 +419,14 @@ def test_a_gemini_settings_file_with_comments_is_read_and_left_as_it_is(repo, ca
     err = capsys.readouterr().err
     assert path.read_text() == by_hand
     assert err.count("take out of \"hooks\"") == 2 and "--agent gemini" in err
-    older = by_hand.replace('"memlane-hook user-prompt-submit', '"/old/venv/bin/memlane-hook user-prompt-submit')
+    (handler,) = snippet["hooks"]["BeforeAgent"][0]["hooks"]
+    older = by_hand.replace(handler["command"], "/old/venv/bin/memlane-hook user-prompt-submit --agent gemini")
     path.write_text(older)  # an older install's entry, pasted long ago: out with it, in with the new one
     assert cli(["install", "gemini"]) == 2
     err = capsys.readouterr().err
     assert path.read_text() == older
-    assert 'take out of "hooks" > "BeforeAgent" the entry whose command is: /old/venv/bin/memlane-hook' in err
+    assert ('take out of "hooks" > "BeforeAgent" the entry whose command is: /old/venv/bin/memlane-hook '
+            "user-prompt-submit --agent gemini") in err
     assert list(json.loads(err[err.index("\n{") + 1:])["hooks"]) == ["BeforeAgent"]
     path.write_text('{"hooks": {"BeforeAgent": [/* unterminated')
     assert cli(["install", "gemini"]) == 2 and "is not valid JSON (with comments)" in capsys.readouterr().err
@@ -434,3 +438,36 @@ def test_a_claude_settings_file_with_comments_is_still_not_json(repo, capsys):
     path.parent.mkdir()
     path.write_text('{\n  // mine\n  "env": {}\n}\n')
     assert cli(["install", "claude"]) == 2 and "is not valid JSON (" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("agent, shell", [("codex", ["sh", "-c"]), ("gemini", ["bash", "-c"])])
+def test_a_committed_codex_or_gemini_hook_does_nothing_for_a_teammate_without_memlane(repo, tmp_path, agent, shell):
+    """Codex runs a hook command with the login shell (``$SHELL -lc``; here without ``-l``, whose
+    profile sets a PATH of its own), Gemini CLI with ``bash -c``:
+    the committed command steps aside where ``memlane-hook`` is missing (exit 0, no output, no "hook
+    error" on every prompt), as Claude Code's does, and runs it where it is there. A --user install
+    keeps this machine's absolute command, unguarded."""
+    assert cli(["install", agent]) == 0  # their only project file is the committed one
+    path = settings_path("shared", agent=agent)
+    hooks = read(path)["hooks"]
+    commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
+    assert commands and all(c.startswith("if command -v memlane-hook ") for c in commands)
+    assert install.memlane_commands(path) == [f"memlane-hook user-prompt-submit --agent {agent}",
+                                              f"memlane-hook session-start --agent {agent}"]
+    without, with_it = tmp_path / "without", tmp_path / "with"
+    without.mkdir()
+    with_it.mkdir()
+    fake = with_it / "memlane-hook"
+    fake.write_text('#!/bin/sh\necho "memlane-hook ran: $* $(cat)"\n')
+    fake.chmod(0o755)
+    for command in commands:
+        missing = subprocess.run([*shell, command], input="{}", capture_output=True, text=True,
+                                 env={"PATH": f"{without}:/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=30)
+        assert (missing.returncode, missing.stdout, missing.stderr) == (0, "", "")
+    ran = subprocess.run([*shell, commands[0]], input='{"prompt": "hi"}', capture_output=True, text=True,
+                         env={"PATH": f"{with_it}:/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=30)
+    assert ran.returncode == 0 and ran.stdout == f'memlane-hook ran: user-prompt-submit --agent {agent} {{"prompt": "hi"}}\n'
+    assert cli(["install", agent, "--user"]) == 0
+    mine = [h["command"] for groups in read(settings_path("user", agent=agent))["hooks"].values() for g in groups
+            for h in g["hooks"]]
+    assert mine and all(not c.startswith("if ") and c.split()[0].strip("'").startswith("/") for c in mine)

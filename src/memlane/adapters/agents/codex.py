@@ -16,6 +16,7 @@ def _read(path, user_turns: int):
 AGENT = Agent(
     name="codex", label="Codex CLI", settings_folder=".codex", settings_file="hooks.json",
     prompt_event="UserPromptSubmit", session_event="SessionStart", timeout=10, session_matcher="startup|resume|clear",
+    posix_shell=True,  # Codex runs a hook command with the login shell: `$SHELL -lc COMMAND`
     install_note="UserPromptSubmit and SessionStart; Codex runs hooks only with [features] codex_hooks = true in "
                  "~/.codex/config.toml",
     read_transcript=_read)

@@ -16,4 +16,5 @@ def _read(path, user_turns: int):
 AGENT = Agent(
     name="gemini", label="Gemini CLI", settings_folder=".gemini", settings_file="settings.json",
     prompt_event="BeforeAgent", session_event="SessionStart", timeout=10_000, named_handlers=True,
+    posix_shell=True,  # Gemini CLI runs a hook command with `bash -c` (PowerShell on Windows)
     commented_settings=True, install_note="BeforeAgent and SessionStart", read_transcript=_read)
