@@ -531,3 +531,18 @@ def test_a_hook_answered_in_a_fresh_process_imports_no_tempfile(hook_env):
     assert "feedback_ci_cache" in seen["answer"]  # it did answer, and saved the session's state
     assert "feedback_ci_cache" in (sessions_dir() / "s-fresh.json").read_text()
     assert seen["loaded"] == [], seen
+
+
+def test_a_gemini_rewind_to_an_unknown_message_keeps_the_history(tmp_path, caplog):
+    """``$rewindTo`` names the message the user rewound to; one this recording does not hold (a torn
+    or trimmed file, a message recorded elsewhere) has nothing to rewind to: the history stays as
+    it is (and the log says so), rather than going whole."""
+    import logging
+
+    path = write_gemini_jsonl_recording(tmp_path / "session-2026-11-29T10-00-g1.jsonl", 850_000)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\n" + json.dumps({"$rewindTo": "no-such-message"}) + "\n")
+    with caplog.at_level(logging.INFO, logger="memlane.inject"):
+        view = read_gemini(path)
+    assert view.used_tokens == 850_000 and view.recent_user_turns == ["our CI cache goes stale after every rebase"]
+    assert "rewinds to a message it does not hold" in caplog.text

@@ -207,7 +207,8 @@ def _gemini_records(raw: bytes) -> list | None:
     """The messages of a JSONL Gemini recording, or None when ``raw`` holds no JSON line: a
     metadata line, then each message as recorded — again, whole, each time it changes (it keeps
     its place) — ``{"$rewindTo": id}`` when the user rewinds (that message and every later one
-    go), and ``{"$set": {...}}`` updates, whose ``messages`` replace the history."""
+    go; an id no message has leaves the history as it is), and ``{"$set": {...}}`` updates, whose
+    ``messages`` replace the history."""
     messages: dict = {}
     found = False
     for line in raw.split(b"\n"):
@@ -219,10 +220,12 @@ def _gemini_records(raw: bytes) -> list | None:
             continue
         found = True
         rewind, update = record.get("$rewindTo"), record.get("$set")
-        if isinstance(rewind, str):
+        if isinstance(rewind, str) and rewind in messages:
             ids = list(messages)
-            for key in ids[ids.index(rewind) if rewind in messages else 0:]:
+            for key in ids[ids.index(rewind):]:
                 del messages[key]
+        elif isinstance(rewind, str):  # no message of this recording's: nothing to rewind to
+            log.info("a Gemini recording rewinds to a message it does not hold (%s); its history is kept", rewind[:80])
         elif isinstance(update, dict) and isinstance(update.get("messages"), list):
             messages = {m["id"] if isinstance(m.get("id"), str) else i: m
                         for i, m in enumerate(update["messages"]) if isinstance(m, dict)}
