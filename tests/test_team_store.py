@@ -133,3 +133,28 @@ def test_namespaces_do_not_see_each_other(pg_server):
     finally:
         a.drop_namespace()
         b.drop_namespace()
+
+
+def test_words_past_postgresql_s_tsvector_limits_neither_fail_a_write_nor_a_query(pg_server):
+    """A token over 2,046 bytes (a pasted hash) and a note of a megabyte of distinct words were
+    refused by PostgreSQL's tsvector ("word is too long", "string is too long for tsvector"): the
+    sync of a whole import batch failed, and so did every recall of a prompt holding such a token,
+    which left the team store alone for ``retry_s``. Every term still ranks by BM25 as SQLite ranks it."""
+    import random
+    import string
+
+    rng = random.Random(1)
+    words = ["".join(rng.choices(string.ascii_lowercase, k=12)) for _ in range(70_000)]
+    units = [Unit(uid="long", name="long_word", body="checksum " + "a1" * 1500),
+             Unit(uid="many", name="many_words", body=" ".join(words)),
+             Unit(uid="plain", name="plain_note", body="checksum of the release")]
+    lite, pg = SQLiteIndex(":memory:"), pg_server.storage()
+    try:
+        for store in (lite, pg):
+            store.sync(units)
+        for prompt in ("checksum", words[-1], "release " + "ab" * 1100):
+            terms = query_terms(prompt)
+            assert by_name(pg, pg.keyword_search(terms)) == by_name(lite, lite.keyword_search(terms)) != []
+    finally:
+        pg.drop_namespace()
+        lite.close()

@@ -22,7 +22,7 @@ exact cosine.
 from __future__ import annotations
 
 from ..index.vectors import Similarities
-from .tokens import LABELS, tokenizer, tsquery
+from .tokens import LABELS, MAX_LEXEME_BYTES, tokenizer, tsquery
 
 K1, B = 1.2, 0.75
 
@@ -75,8 +75,10 @@ class FullTextSearch:
     """BM25 over ``units.tsv`` (a mixin of ``PostgresStorage``)."""
 
     def _phrases(self, terms: list[str]) -> list[tuple[str, list[str]]]:
-        """(term, its tokens) for each term the tokenizer keeps something of."""
-        return [(t, p) for t, p in zip(terms, tokenizer().phrases(terms)) if p]
+        """(term, its tokens) for each term the tokenizer keeps something of (a token past
+        PostgreSQL's lexeme size is in no note's index: its term matches nothing)."""
+        return [(t, p) for t, p in zip(terms, tokenizer().phrases(terms))
+                if p and all(len(tok.encode("utf-8")) <= MAX_LEXEME_BYTES for tok in p)]
 
     def keyword_search(self, terms: list[str], limit: int = 200) -> list[tuple[int, float]]:
         """(unit id, BM25 score, higher = better) for units matching any term."""

@@ -28,6 +28,11 @@ LABELS = {"name": "A", "description": "B", "keywords": "C", "body": "D"}
 #: where each column's positions start and end (a phrase never spans two columns)
 _RANGES = {"name": (1, 999), "description": (1001, 2999), "keywords": (3001, 3999), "body": (4001, 16383)}
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # index/schema.py's units_fts
+#: PostgreSQL's limits: a lexeme (in a tsvector or a tsquery) of at most 2,046 bytes, a tsvector of
+#: at most 1 MB of lexemes and positions, at most 256 positions of a lexeme
+MAX_LEXEME_BYTES = 2046
+MAX_TSVECTOR_BYTES = (1 << 20) - 1
+MAX_POSITIONS = 256
 
 
 class Tokenizer:
@@ -103,9 +108,23 @@ def tsvectors(units: Sequence) -> list[tuple[str, int, dict[str, list[int]]]]:
                 total += 1
                 positions.setdefault(token, []).append(f"{min(high, low + offset)}{label}")
                 counts.setdefault(token, [0, 0, 0, 0])[n] += 1
-        text = " ".join(f"{_quote(tok)}:{','.join(pos)}" for tok, pos in positions.items())
-        out.append((text, total, counts))
+        for token in [t for t in counts if len(t.encode("utf-8")) > MAX_LEXEME_BYTES]:
+            del positions[token], counts[token]  # past what PostgreSQL indexes: no query term can match it
+        out.append((_literal(positions), total, counts))
     return out
+
+
+def _literal(positions: dict[str, list[str]]) -> str:
+    """The tsvector literal of lexeme -> positions, within PostgreSQL's size: past it, the later
+    lexemes (the body's last new words) are left out of the tsvector — BM25 reads them from
+    ``postings`` all the same; a phrase of them is missed."""
+    parts, size = [], 0
+    for token, pos in positions.items():
+        size += len(token.encode("utf-8")) + 1 + 2 + 2 * min(MAX_POSITIONS, len({p[:-1] for p in pos}))
+        if size > MAX_TSVECTOR_BYTES:
+            break
+        parts.append(f"{_quote(token)}:{','.join(pos)}")
+    return " ".join(parts)
 
 
 def tsquery(phrase: Sequence[str]) -> str:
@@ -118,4 +137,5 @@ def any_query(phrases: Sequence[Sequence[str]]) -> str:
     return " | ".join(f"( {tsquery(p)} )" for p in phrases if p)
 
 
-__all__ = ["COLUMNS", "LABELS", "Tokenizer", "any_query", "tokenizer", "tsquery", "tsvectors", "unit_columns"]
+__all__ = ["COLUMNS", "LABELS", "MAX_LEXEME_BYTES", "Tokenizer", "any_query", "tokenizer", "tsquery", "tsvectors",
+           "unit_columns"]
