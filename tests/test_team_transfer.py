@@ -165,3 +165,14 @@ def test_export_screens_what_claude_code_would_load(team, tmp_path):
     index = (tmp_path / "out" / "MEMORY.md").read_text()
     assert "feedback_override.md" not in index and "ghp_" not in index
     assert not (tmp_path / "out" / "feedback_override.md").exists()  # nor its file: every text written is screened
+
+
+def test_a_note_with_a_nul_byte_past_the_scan_s_look_is_skipped_not_the_batch(team, tmp_path):
+    """The scan calls a file binary by a NUL in its first 8 KB; one further on reached
+    PostgreSQL, whose text cannot hold it, and the whole batch was refused with it."""
+    source = build_store(tmp_path / "source")
+    (source / "late_nul.md").write_bytes(b"---\nname: late_nul\ndescription: a long note\ntype: reference\n---\n"
+                                         + b"words " * 2000 + b"\x00 and more\n")
+    report = import_folder(team, source)
+    assert report["added"] == len(STORE_NOTES)
+    assert [s["reason"] for s in report["skipped"] if s["path"].endswith("late_nul.md")] == ["binary file (NUL bytes)"]

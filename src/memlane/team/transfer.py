@@ -72,6 +72,10 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
             report["skipped"].append({"path": str(note.path), "reason": problem or "unreadable"})
             continue
         item = NoteWrite(text, rel, note.title, note.index_hook, note.index_section, order.get(rel))
+        if any("\x00" in (t or "") for t in (item.text, item.title, item.hook, item.section)):
+            # past the scan's first 8 KB: PostgreSQL's text cannot hold it, and would fail the whole batch
+            report["skipped"].append({"path": str(note.path), "reason": "binary file (NUL bytes)"})
+            continue
         held = secret_in(item.text, item.title, item.hook, item.section)
         if held:
             report["refused"].append({"path": str(note.path), "reason": f"it holds what looks like a {held} (a team "
