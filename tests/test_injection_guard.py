@@ -483,6 +483,52 @@ def test_nothing_is_compiled_at_import():
     assert out.stdout.split() == ["0", "True"]
 
 
+def _every_case() -> list[str]:
+    from memlane import demo_store_path
+
+    notes = [n.read_text(encoding="utf-8") for n in sorted(demo_store_path().glob("*.md"))]
+    cases = [*LETTER_SPACED, *LEET, *HOMOGLYPHS, *ZERO_WIDTH, *SPLIT, *FAKED_TURNS, *MARKED_UP, *PARAPHRASES,
+             *KOREAN, *CHINESE, *OTHER_LANGUAGES, *EXFIL_SHELL, *EXFIL_PROSE, *COVERT_CASES, *BENIGN]
+    # each case inside ordinary prose too, where a rule's heads sit among other words
+    return [*cases, *notes, *(f"{notes[i % len(notes)][:400]}\n{c}\nthe end." for i, c in enumerate(cases))]
+
+
+def test_a_fresh_process_gates_rules_on_every_head_and_finds_the_same(monkeypatch):
+    """A rule a fresh process has not compiled yet is tried only where one of all its heads occurs
+    (compiling costs more than looking); a compiled one on a few long heads. Either way, the
+    verdicts are those of every rule tried on every text."""
+    from memlane.guards import injection as guard
+    from memlane.guards.sanitize import readings
+
+    cases = _every_case()
+    forms = [readings(t, guard._words()) for t in cases]
+    monkeypatch.setattr(guard, "_COMPILED", {})
+    cold = []
+    for form in forms:
+        guard._COMPILED.clear()  # each text screened as a fresh process screens it
+        cold.append(guard._find(form))
+    warm = [guard._find(form) for form in forms]  # the rules compiled by now stay so
+    monkeypatch.setattr(guard, "_gate_of", lambda index: None)
+    ungated = [guard._find(form) for form in forms]
+    assert sum(found is not None for found in ungated) > 100  # the attacks are found at all
+    assert cold == ungated
+    assert warm == ungated
+
+
+def test_a_fresh_process_compiles_only_the_rules_an_ordinary_note_could_match(monkeypatch):
+    """An English note of the demo store screened in a fresh process: the German, Spanish,
+    French and Korean rules, and the English ones whose heads it lacks, are never compiled."""
+    from memlane import demo_store_path
+    from memlane.guards import injection as guard
+
+    monkeypatch.setattr(guard, "_COMPILED", {})
+    note = (demo_store_path() / "feedback_release_checklist.md").read_text(encoding="utf-8")
+    assert guard.injection_risk(note) is None
+    languages = {guard._RULES[i][1] for i in guard._COMPILED}
+    assert not languages & {"de", "es", "fr", "ko", "zh", "ja"}, languages
+    assert len(guard._COMPILED) <= len(guard._RULES) // 3, len(guard._COMPILED)
+
+
 def test_library_code_never_prints(capsys):
     for text in [*BENIGN[:5], *PARAPHRASES[:3], *EXFIL_SHELL[:3]]:
         injection_risk(text)

@@ -215,6 +215,7 @@ _NEGATED = r"(?:\bnever|\bnot|n't|\bno|不要|别|別|禁止|切勿|不得|不�
 _GAP = r"[ \t*_`'\"~>|()\[\]{}/\\,:\-–—+=#<^&«»]{0,5}"  # spaces, markup (** _ ` >), none; no sentence end
 _SCRIPTS = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]", "ja": r"[\u3040-\u30ff]"}
 _LINE_RULES = ("sh", "turns")  # rules that read the text line by line
+_LOOKBEHIND = r"^\(\?<[!=](?:[^()\\]|\\.)*\)"  # a branch opening on "(?<!`)": zero-width, the head follows
 
 
 def _scan(source: str):
@@ -253,7 +254,7 @@ def _heads(source: str) -> list[str] | None:
     holds one of its heads: most notes hold none of most rules' heads."""
     heads: list[str] = []
     for branch in _branches(source):
-        branch = branch.removeprefix(r"\b")
+        branch = re.sub(_LOOKBEHIND, "", branch.removeprefix(r"\b"), count=1)
         if branch.startswith("(?:"):
             end = next(i for i, ch, depth in _scan(branch) if ch == ")" and depth == 0)
             found = None if branch[end + 1:end + 2] in ("?", "*", "{") else _heads(branch[3:end])
@@ -284,10 +285,28 @@ def _heads_of(index: int) -> list[str] | None:
 
 
 @cache
+def _every_head_of(index: int) -> list[str] | None:
+    """All of rule ``index``'s heads, however many and short: the gate of a rule not compiled
+    yet, since compiling one (1-4 ms) costs far more than looking for any number of heads."""
+    return list(dict.fromkeys(_heads(_source_of(index)) or ())) or None
+
+
+_COMPILED: dict[int, re.Pattern] = {}
+
+
 def _pattern_of(index: int) -> re.Pattern:
     """Rule ``index`` compiled, spaces made word gaps: on first use, so a rule whose heads
-    never occur (a Korean rule on English notes) is never compiled."""
-    return re.compile(_gaps(_source_of(index)))
+    never occur (a Korean rule on English notes, a German one on most notes) is never compiled."""
+    found = _COMPILED.get(index)
+    if found is None:
+        found = _COMPILED[index] = re.compile(_gaps(_source_of(index)))
+    return found
+
+
+def _gate_of(index: int) -> list[str] | None:
+    """The heads rule ``index`` is tried on: a compiled rule is gated on a few long heads; one a
+    fresh process has not compiled yet (a hook answered without the daemon) on all of them."""
+    return _heads_of(index) if index in _COMPILED else _every_head_of(index)
 
 
 @cache
@@ -314,7 +333,7 @@ def _find(forms: dict[str, str]) -> tuple[str, str, int, int] | None:
         for index, (kind, lang, _) in enumerate(_RULES):
             if (lang in _LINE_RULES) != (name == "lines") or not present.get(lang, True):
                 continue
-            heads = _heads_of(index)
+            heads = _gate_of(index)
             if heads is not None and not any(holds.setdefault(h, h in form) for h in heads):
                 continue
             for match in _pattern_of(index).finditer(form):
