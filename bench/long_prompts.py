@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/long_prompts.py                       # agent_notes_dev + demo
     .venv/bin/python bench/long_prompts.py --sets demo
+    .venv/bin/python bench/long_prompts.py --unfenced       # pasted as bare lines
+    .venv/bin/python bench/long_prompts.py --read-whole     # the baseline: every prompt read whole
 
 Every labelled prompt of agent_notes_dev and of the demo store is asked three ways: as written,
 with a pasted block after it ("fix this: <log>"), and with the block before it ("<log> why does
@@ -186,23 +188,24 @@ PASTES = (TRACEBACK, TEST_RUN, INSTALL_LOG, DIFF, JSON_REPLY)
 WAYS = ("as written", "ask, then paste", "paste, then ask")
 
 
-def variant(prompt: str, paste: str, way: str) -> str:
+def variant(prompt: str, paste: str, way: str, fenced: bool = True) -> str:
+    block = f"```\n{paste}```" if fenced else paste.rstrip("\n")
     if way == "ask, then paste":
-        return f"{prompt}\n\n```\n{paste}```"
+        return f"{prompt}\n\n{block}"
     if way == "paste, then ask":
-        return f"```\n{paste}```\n\n{prompt}"
+        return f"{block}\n\n{prompt}"
     return prompt
 
 
-def asked(dataset: Dataset) -> Dataset:
-    queries = [Query(f"{q.id}|{way}", variant(q.text, PASTES[n % len(PASTES)], way), q.scope, q.kind,
+def asked(dataset: Dataset, fenced: bool = True) -> Dataset:
+    queries = [Query(f"{q.id}|{way}", variant(q.text, PASTES[n % len(PASTES)], way, fenced), q.scope, q.kind,
                      relevant=q.relevant, also_ok=q.also_ok, must_not=q.must_not, tags=q.tags | {"way": way})
                for n, q in enumerate(dataset.queries) for way in WAYS]
     return Dataset(dataset.name, dataset.format, dataset.units, queries)
 
 
-def measure(name: str, path: Path, config: Config) -> dict:
-    result = run_eval(asked(load_dataset(path)), modes=("full",), ks=(5,), embedder=config.embed.model,
+def measure(name: str, path: Path, config: Config, fenced: bool = True) -> dict:
+    result = run_eval(asked(load_dataset(path), fenced), modes=("full",), ks=(5,), embedder=config.embed.model,
                       cache_path=cache_home() / "eval" / "embeddings.sqlite", config=config)
     groups: dict[tuple[str, str], list[tuple[float, int]]] = defaultdict(list)
     for record in result["per_query"]:
@@ -231,17 +234,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", default="agent_notes_dev,demo", help="comma list of agent_notes_dev, demo")
     parser.add_argument("--bench-dir", help="the shared benchmark folder (default ../shared/bench)")
+    parser.add_argument("--unfenced", action="store_true",
+                        help="paste the blocks as bare lines, as into a terminal, not in ``` fences")
+    parser.add_argument("--read-whole", action="store_true",
+                        help="the baseline: recall reads every prompt whole, pasted blocks and all")
     args = parser.parse_args(argv)
+    if args.read_whole:
+        import memlane.eval.runner as runner
+
+        runner.the_ask = lambda prompt: prompt  # what the eval's recall read before retrieve/ask.py
     config = Config()
+    fenced = not args.unfenced
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     if "agent_notes_dev" in sets:
         folder = _bench_dir(args.bench_dir) / "agent_notes_dev"
         if folder.is_dir():
-            measure("agent_notes_dev", folder, config)
+            measure("agent_notes_dev", folder, config, fenced)
         else:
             print(f"skipped agent_notes_dev: {folder} not found")
     if "demo" in sets:
-        measure("demo", DEMO, config)
+        measure("demo", DEMO, config, fenced)
     return 0
 
 

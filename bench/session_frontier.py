@@ -36,6 +36,10 @@ VARIANTS = [
     ("menu 8, no project briefing", {"project_tokens": 0}),
     ("menu 4, session start 150+250", {"identity_tokens": 150, "project_tokens": 250, "menu_lines": 4,
                                         "menu_tokens": 150}),
+    # how many notes come in full in the moderate bracket (the depleted one shows none in full)
+    ("menu 8, 2 in full", {"moderate_full": 2}),
+    ("menu 8, 3 in full", {"moderate_full": 3}),
+    ("menu 8, 2 in full, session start 150+250", {"moderate_full": 2, "identity_tokens": 150, "project_tokens": 250}),
 ]
 
 
@@ -44,6 +48,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--brackets", default="moderate,depleted")
+    parser.add_argument("--only", help="run only the settings whose label holds this text (and the first)")
     parser.add_argument("--bench-dir", default=os.environ.get("MEMLANE_BENCH_DIR", "/work/shared/bench"))
     args = parser.parse_args(argv)
     for name in args.sets.split(","):
@@ -55,6 +60,8 @@ def main(argv=None) -> int:
         index_dir.mkdir(parents=True, exist_ok=True)
         rows = []
         for label, overrides in VARIANTS:
+            if args.only and args.only not in label and label != VARIANTS[0][0]:
+                continue
             config = Config()
             config.inject = dataclasses.replace(config.inject, **overrides)
             result = evaluate_sessions(path, embedder=args.embedder, config=config, keyword_baseline=False,

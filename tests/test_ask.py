@@ -46,3 +46,27 @@ def test_recall_reads_the_ask(tmp_path):
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         names = [r.name for r in memory.recall(f"{TRACE}\n{ASK}", record=False)]
     assert names and names[0] == "staging deploys" and "python frames" not in names
+
+
+def test_the_hooks_explain_says_what_was_searched(tmp_path, monkeypatch):
+    import io
+    import json
+
+    from memlane.adapters.hook import run_hook
+
+    monkeypatch.setenv("MEMLANE_CACHE_DIR", str(tmp_path / "cache"))
+    store = tmp_path / "notes"
+    store.mkdir()
+    (store / "staging.md").write_text("---\nname: staging deploys\ndescription: why staging deploys fail\n---\n"
+                                      "Staging deploys fail when the cache schema changes; flush it first.\n")
+
+    def explained(prompt: str) -> dict:
+        out = io.StringIO()
+        payload = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+        run_hook("user-prompt-submit", stores=[str(store)], embedder="none", index=str(tmp_path / "i.sqlite"),
+                 explain=True, stdin=io.StringIO(json.dumps(payload)), stdout=out)
+        return json.JSONDecoder().raw_decode(out.getvalue())[0]
+
+    report = explained(f"{TRACE}\n{ASK}")
+    assert ASK in report["searched"] and "mod3.py" not in report["searched"] and "mod3.py" in report["query"]
+    assert "searched" not in explained(ASK)

@@ -29,6 +29,7 @@ from ..guards.exits import (linked_names, neutral_links, neutral_names, neutral_
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..recall import MAX_K
+from ..retrieve.ask import the_ask
 from ..retrieve.recalled import Recalled
 from .briefing import briefing, path_triggered
 from .render import common_folder, folder_word, planned_depth, render, summary_line
@@ -135,6 +136,8 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
     report = {"event": "UserPromptSubmit", "bracket": bracket.value, "bracket_reason": why,
               "fill": None if fill is None else round(fill, 3), "fill_source": fill_source,
               "window": window or view.window or window_for(view.model), "query": query, "layers": {}}
+    if the_ask(query) != query:  # a pasted block left out: what recall searched (retrieve/ask.py)
+        report["searched"] = the_ask(query)
     state = SessionState.load(session_id)
     results = memory.recall(query, depth="full", session=session_id or None, layer="L3", bracket=bracket.value,
                             record=not dry_run, include_private=False)
