@@ -156,6 +156,27 @@ def test_a_slow_team_store_leaves_the_local_scopes_answering(scopes, team, tmp_p
         blocker.close()
 
 
+def test_a_secret_in_the_prompt_never_reaches_the_team_store(scopes, team, tmp_path, monkeypatch):
+    """The team's half of a recall sends the prompt's terms (and its vector) to the team's
+    server, whose logs may keep a slow statement's parameters: a secret pasted into a prompt is
+    left out of what is sent, and the rest of the prompt still finds the team's note."""
+    import psycopg
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    sent: list[str] = []
+    real = psycopg.Cursor.execute
+
+    def spy(self, query, params=None, **kwargs):
+        sent.append(repr(params))
+        return real(self, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", spy)
+    with open_memory(scopes, tmp_path, *team) as mem:
+        found = mem.recall(f"when is the deploy window? the token {token} fails", k=5, explain=True)
+    assert ("team_deploy_window", "team") in [(r.name, r.scope) for r in found]
+    assert sent and not any(token[4:].lower() in params.lower() for params in sent)
+
+
 @pytest.fixture(scope="module")
 def own_server():
     """A server of this module's own, to stop and start."""

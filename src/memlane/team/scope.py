@@ -43,6 +43,22 @@ UNITS_VERSION = f"{PARSER_VERSION}:1"
 FLUSH_S = 2.0  # the most close() waits for the hit-log rows still being written
 
 
+def without_secrets(prompt: str) -> str:
+    """``prompt`` with whatever looks like a secret left out (a space where it stood): what the
+    team's half of a recall sends the team's server — its terms, its vector — leaves this machine,
+    and may stay in that server's logs (a slow statement is logged with its parameters)."""
+    from ..guards.secrets import find_secrets
+
+    found = find_secrets(prompt)
+    if not found:
+        return prompt
+    parts, last = [], 0
+    for finding in found:
+        parts += [prompt[last:finding.start], " "]
+        last = max(last, finding.end)
+    return "".join(parts + [prompt[last:]])
+
+
 def used_keywords(keywords, terms: set[str]) -> set[str]:
     """The recall keywords a prompt uses (all of a keyword's words are among its terms)."""
     out = set()
@@ -220,6 +236,7 @@ class TeamScope:
         the caller's thread), never the local results. ``join`` takes it up."""
         from ..modes import Fusion
 
+        prompt = without_secrets(prompt)  # the prompt's words and its vector go to the team's server
         local = memory.index
         project = {link_key(n) for n in local.names_of(local.unit_ids(exclude_scopes=("user",))).values()}
         terms = set(query_terms(prompt))
