@@ -176,3 +176,27 @@ def test_a_note_with_a_nul_byte_past_the_scan_s_look_is_skipped_not_the_batch(te
     report = import_folder(team, source)
     assert report["added"] == len(STORE_NOTES)
     assert [s["reason"] for s in report["skipped"] if s["path"].endswith("late_nul.md")] == ["binary file (NUL bytes)"]
+
+
+def test_importing_a_folder_again_never_undoes_what_a_member_wrote_since(team, tmp_path):
+    """Alice imports her folder; Bob changes a note in the team; Alice imports the same folder
+    again, that note untouched in it: her file is the team's version 1, not a change of hers, and
+    writing it would undo Bob's version 2. It is skipped, said why; a note she did change is written."""
+    source = build_store(tmp_path / "alice")
+    import_folder(team, source)
+    stored = team.get("feedback_ci_cache")
+    bob = stored.text.replace("\n---\n", "\n---\nThe cache key now includes the node version.\n", 1)
+    team.write(bob, rel=stored.rel, title=stored.title, hook=stored.index_hook, section=stored.index_section,
+               order=stored.index_order, expected=stored.version)
+    mine = source / "project_postgres_upgrade.md"
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nAsk the on-call first.\n", encoding="utf-8")
+    for dry_run in (True, False):
+        again = import_folder(team, source, dry_run=dry_run)
+        [skipped] = [s for s in again["skipped"] if s["path"].endswith(stored.rel)]
+        assert "version 1" in skipped["reason"] and "version 2" in skipped["reason"]
+    assert (again["updated"], again["unchanged"]) == (1, len(STORE_NOTES) - 2)
+    assert team.get("feedback_ci_cache").text == bob and team.get("feedback_ci_cache").version == 2
+    assert "on-call" in team.get("project_postgres_upgrade").text
+    team.write(stored.text, rel=stored.rel, title=stored.title, hook=stored.index_hook,  # back to version 1's text
+               section=stored.index_section, order=stored.index_order, expected=2)
+    assert import_folder(team, source)["unchanged"] == len(STORE_NOTES)  # the team's current text again

@@ -4,7 +4,9 @@
 scan reads it — privacy excludes never read, files outside the folder never followed — and
 stores each note with its file text exactly and its ``MEMORY.md`` line. It is idempotent by
 content hash (a note already there, the same, is left alone; a changed one becomes its next
-version, compare-and-set), refuses ``private: true`` notes and notes holding a secret, and writes in batches of one
+version, compare-and-set; a file that holds an earlier version of its note — the folder is
+behind the team, a member wrote since — is skipped and said so, never written back over the newer
+one), refuses ``private: true`` notes and notes holding a secret, and writes in batches of one
 transaction each: interrupted, it resumes where it stopped when run again, with nothing
 duplicated (a note's name is unique in its team). Two imports of one folder at once both finish:
 whichever stores a note first, the other finds it there, the same.
@@ -34,7 +36,7 @@ from typing import Callable
 from ..errors import WriteError
 from ..store.memory_index import INDEX_FILE, parse_memory_index
 from ..store.scan import DEFAULT_MAX_BYTES, read_text, scan_folder
-from .notes import NoteWrite, TeamNotes, VersionConflict, note_hash
+from .notes import NoteWrite, TeamNotes, VersionConflict, note_hash, parse_text
 
 log = logging.getLogger("memlane.team")
 
@@ -88,6 +90,16 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
             continue
         item.expected = None if current is None else current[1]
         todo.append(item)
+    behind = _behind(notes, [item for item in todo if item.expected is not None])
+    if behind:
+        for item in todo:
+            if item.rel in behind:
+                mine, theirs, by = behind[item.rel]
+                report["skipped"].append({"path": str(folder / item.rel), "reason": (
+                    f"the team's note is newer: this file holds its version {mine}, the team has version {theirs} "
+                    f"(by {by}); nothing was written — export the team's notes to bring this folder up to date, "
+                    "or change the note with `memlane add --scope team`")})
+        todo = [item for item in todo if item.rel not in behind]
     if dry_run:
         report["would_write"] = len(todo)
         return report
@@ -96,6 +108,27 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
         if progress:
             progress(min(start + batch, len(todo)), len(todo))
     return report
+
+
+def _behind(notes: TeamNotes, items: list[NoteWrite]) -> dict[str, tuple[int, int, str]]:
+    """The items (updates of notes the team has) whose text is an earlier version of their note's,
+    not its current one: the folder is behind the team, and writing it would undo what a member
+    wrote since. rel -> (the version the file holds, the team's version, who wrote it)."""
+    import hashlib
+
+    if not items:
+        return {}
+    names = [parse_text(item.text, item.rel).name for item in items]  # the note each would update
+    digests = [hashlib.sha256(item.text.encode("utf-8", "surrogatepass")).hexdigest() for item in items]
+    rows = notes.storage._rows(
+        "SELECT DISTINCT ON (x.i) x.i, v.version, n.version, n.updated_by"
+        " FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(name, digest, i)"
+        " JOIN notes n ON n.team = %s AND n.name = x.name"
+        " JOIN note_versions v ON v.team = n.team AND v.note_id = n.id AND v.version < n.version AND v.op <> 'delete'"
+        " WHERE encode(sha256(convert_to(v.data ->> 'text', 'UTF8')), 'hex') = x.digest"
+        " AND encode(sha256(convert_to(n.text, 'UTF8')), 'hex') <> x.digest"
+        " ORDER BY x.i, v.version DESC", (names, digests, notes.team))
+    return {items[i - 1].rel: (mine, theirs, by) for i, mine, theirs, by in rows}
 
 
 def secret_in(*texts: str | None) -> str | None:
