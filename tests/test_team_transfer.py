@@ -15,7 +15,7 @@ from memlane.store.memory_index import parse_memory_index
 from memlane.team.notes import TeamNotes
 from memlane.team.postgres import PostgresStorage
 from memlane.team.transfer import export_folder, import_folder
-from team_support import fresh_name
+from team_support import as_an_older_client, fresh_name
 
 
 @pytest.fixture
@@ -158,8 +158,9 @@ def test_export_screens_what_claude_code_would_load(team, tmp_path):
     import_folder(team, source)
     # a line holding a secret, as an older client or a member's own SQL may have stored it (import refuses one)
     override = team.get("feedback_override")
-    team.write(override.text, rel=override.rel, title="Override", hook="token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-               expected=override.version)
+    with as_an_older_client():
+        team.write(override.text, rel=override.rel, title="Override",
+                   hook="token ghp_abcdefghijklmnopqrstuvwxyz0123456789", expected=override.version)
     report = export_folder(team, tmp_path / "out")
     assert [q["name"] for q in report["quarantined"]] == ["feedback_override"]
     index = (tmp_path / "out" / "MEMORY.md").read_text()

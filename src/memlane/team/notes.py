@@ -209,7 +209,8 @@ class TeamNotes:
     def write(self, text: str, *, rel: str, title: str | None = None, hook: str | None = None,
               section: str | None = None, order: int | None = None, expected: int | None = None) -> TeamNote:
         """Insert a new note (``expected`` None) or update the one at version ``expected`` —
-        or raise :class:`VersionConflict` (nothing written). Private notes are refused."""
+        or raise :class:`VersionConflict` (nothing written). Private notes, and notes holding what
+        looks like a secret, are refused (``WriteError``)."""
         [result] = self.write_many([NoteWrite(text, rel, title, hook, section, order, expected)])
         if isinstance(result, VersionConflict):
             raise result
@@ -304,6 +305,12 @@ class TeamNotes:
         parsed = parse_text(item.text, item.rel)
         if parsed.private:
             raise WriteError(f"{item.rel}: a private note never enters the team store (private: true keeps it yours)")
+        from .transfer import secret_in
+
+        held = secret_in(item.text, item.title, item.hook, item.section)
+        if held:  # whoever writes: a team note is every member's, and its history is kept for good
+            raise WriteError(f"{item.rel}: it holds what looks like a {held}, and a team note is every member's, its "
+                             "history kept for good: nothing was written")
         return parsed.name, {
             "rel": item.rel, "text": item.text, "title": item.title, "index_hook": item.hook,
             "index_section": item.section, "index_order": item.order, "description": parsed.description,
