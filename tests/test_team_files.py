@@ -132,3 +132,31 @@ def test_a_members_file_lookup_uses_the_index_under_row_level_security(member, t
     import inspect
 
     assert "lower(rel)" not in inspect.getsource(notes_module)  # every lookup goes through the stored key
+
+
+def test_file_names_that_differ_only_in_a_non_ascii_case_stay_two_files(member, pg_server, tmp_path):
+    """The unique file key is the database's lower(), which is not Python's: 'İ' lowers to two
+    characters in Python, one in PostgreSQL, and under a "C" ctype PostgreSQL lowers no letter
+    past ASCII. Two members' notes of one such file name are stored as two files — the batch
+    failed on the unique index before."""
+    from psycopg import sql
+
+    from memlane.team.admin import migrate_database
+
+    notes, _ = member
+    c_db = fresh_name("db")
+    with connect(pg_server.admin_dsn) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'")
+                     .format(sql.Identifier(c_db)))
+    migrate_database(pg_server.url(dbname=c_db))
+    team = fresh_name("team")
+    c_storage = PostgresStorage(pg_server.member(team, dsn=pg_server.url(dbname=c_db)), namespace=team)
+    try:
+        for store, rel in ((TeamNotes(c_storage), "Äpfel.md"), (notes, "İstanbul.md")):
+            for n, name in enumerate(("first_note", "second_note")):
+                report = import_folder(store, folder_with(tmp_path / f"{rel}-{n}", name, f"Body {n}.", rel=rel))
+                assert report["added"] == 1
+            stem = rel.removesuffix(".md")
+            assert {n.name: n.rel for n in store.all()} == {"first_note": rel, "second_note": f"{stem}-2.md"}
+    finally:
+        c_storage.close()

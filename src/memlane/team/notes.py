@@ -259,17 +259,24 @@ class TeamNotes:
         storage = self.storage
         storage._one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (FILES_LOCK, self.team))
         names = [name for name, _, _ in prepared]
-        wanted = [item.rel.lower() for item in items]
-        rows = storage._rows("SELECT name, rel FROM notes WHERE team = %s AND (name = ANY(%s) OR rel_key = ANY(%s))",
-                             (self.team, names, wanted))
-        holder = {rel.lower(): name for name, rel in rows}
-        current = {name: rel for name, rel in rows}
+        # a file's key is the database's lower(), as the unique index has it: Python's lower() differs
+        # from it (İ, and every non-ASCII letter under a "C" collation), and a clash it missed failed the batch
+        keys = dict(storage._rows("SELECT x, lower(x) FROM unnest(%s::text[]) AS x", ([item.rel for item in items],)))
+        rows = storage._rows("SELECT name, rel, rel_key FROM notes WHERE team = %s AND (name = ANY(%s)"
+                             " OR rel_key = ANY(%s))", (self.team, names, list(keys.values())))
+        holder = {rel_key: name for name, _, rel_key in rows}
+        current = {name: rel for name, rel, _ in rows}
+
+        def key(rel: str) -> str:
+            if rel not in keys:
+                keys[rel] = storage._one("SELECT lower(%s)", (rel,))[0]
+            return keys[rel]
 
         def free(rel: str, name: str) -> bool:
-            if rel.lower() in holder:
-                return holder[rel.lower()] == name
+            if key(rel) in holder:
+                return holder[key(rel)] == name
             return storage._one("SELECT 1 FROM notes WHERE team = %s AND rel_key = %s",
-                                (self.team, rel.lower())) is None
+                                (self.team, key(rel))) is None
 
         for n, item in enumerate(items):
             name, values, _ = prepared[n]
@@ -281,7 +288,7 @@ class TeamNotes:
                     k = 2
                     while not free(rel := f"{stem}-{k}{dot}{ext}", name):
                         k += 1
-            holder[rel.lower()] = name
+            holder[key(rel)] = name
             if rel != item.rel:
                 values["rel"] = rel
                 prepared[n] = (name, values, parse_text(item.text, rel))
