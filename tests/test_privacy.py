@@ -179,7 +179,9 @@ def test_exclude_pattern_forms(tmp_path):
 
 
 @pytest.mark.parametrize("flag", ["private: true", "Private: true", "PRIVATE: yes",
-                                  "metadata:\n  type: user\n  private: true", "metadata:\n  Private: 'on'"])
+                                  "metadata:\n  type: user\n  private: true", "metadata:\n  Private: 'on'",
+                                  # failing closed: a value neither true nor false, a line YAML cannot read
+                                  "private: y", "private: maybe", "\tprivate: true", "private: true\nname: [broken"])
 def test_every_spelling_of_the_private_flag_is_private(tmp_path, flag):
     store = tmp_path / "store"
     write_note(store, "user_keys.md", f"---\nname: user_keys\ndescription: where the deploy keys live\n"
@@ -187,6 +189,15 @@ def test_every_spelling_of_the_private_flag_is_private(tmp_path, flag):
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
         assert mem.recall("where do the deploy keys live", include_private=False) == []
         assert mem.recall("where do the deploy keys live")[0]["private"] is True
+
+
+@pytest.mark.parametrize("flag", ["private: false", "private: no", "private: 0", "private:", ""])
+def test_a_note_said_public_or_unsaid_is_recalled(tmp_path, flag):
+    store = tmp_path / "store"
+    write_note(store, "deploy_keys.md", f"---\nname: deploy_keys\ndescription: where the deploy keys live\n"
+               f"type: project\n{flag}\n---\nIn the vault, under deploy/.\n")
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        assert [r["name"] for r in mem.recall("where do the deploy keys live", include_private=False)] == ["deploy_keys"]
 
 
 def test_an_index_built_by_an_older_reader_is_read_again(tmp_path, monkeypatch):
@@ -200,6 +211,7 @@ def test_an_index_built_by_an_older_reader_is_read_again(tmp_path, monkeypatch):
     index = tmp_path / "i.sqlite"
     with monkeypatch.context() as older:  # a memlane that read only a top-level `private:`
         older.setattr(note_module, "_flag", lambda fields, meta, name: fields.get(name))
+        older.setattr(note_module, "_is_private", lambda value, head, problems: value is True)
         for module in (memlane.index.unit, memlane.index.refresh):
             older.setattr(module, "PARSER_VERSION", "1")
         with Memory([store], embedder="none", index_path=index) as mem:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from .vocabulary import NOTE_KINDS, NOTE_TYPES  # noqa: F401 - NOTE_KINDS: its h
 
 NOTE_STATUSES = ("active", "dormant", "archived")
 #: bump when a note's text is read into different fields: every cached parse is then dropped
-PARSER_VERSION = "3"
+PARSER_VERSION = "4"
 
 
 def answer_keys(name: str, path: str) -> set[str]:
@@ -103,6 +104,25 @@ def _as_bool(value) -> bool:
     return str(value).strip().lower() in {"true", "yes", "1", "on"}
 
 
+_PUBLIC, _TRUE = {"false", "no", "n", "off", "0", ""}, {"true", "yes", "y", "on", "1"}
+#: a ``private: true`` line however it is indented: the flag holds where YAML could not read it
+_PRIVATE_LINE = r"^[ \t]*['\"]?private['\"]?[ \t]*:[ \t]*['\"]?(?:true|yes|y|on|1)['\"]?[ \t]*(?:#.*)?$"
+
+
+def _is_private(value, head: str, problems: list[str]) -> bool:
+    """The privacy flag, failing closed: a value that is neither true nor false keeps the note
+    private (said in ``problems``), and so does a ``private: true`` line the frontmatter's reading
+    missed (a tab-indented line, invalid YAML). A private note never leaves the machine."""
+    if value is True:
+        return True
+    word = None if value is None or value is False else str(value).strip().lower()
+    if word is not None and word not in _PUBLIC:
+        if word not in _TRUE:
+            problems.append(f"private: {str(value)[:40]!r} is neither true nor false; the note is kept private")
+        return True
+    return "private" in head.lower() and re.search(_PRIVATE_LINE, head, re.IGNORECASE | re.MULTILINE) is not None
+
+
 def parse_note(text: str, *, path: Path, rel: str, scope: str, store: Path, mtime: float = 0.0) -> Note:
     """Parse a note's text. Never raises; anything odd lands in ``note.problems``."""
     fm = split_frontmatter(text)
@@ -132,7 +152,7 @@ def parse_note(text: str, *, path: Path, rel: str, scope: str, store: Path, mtim
         supersedes=_as_list(f.get("supersedes")),
         superseded_by=_as_list(f.get("superseded_by")),
         status=status,
-        private=_as_bool(_flag(f, meta, "private") or False),
+        private=_is_private(_flag(f, meta, "private"), text[:len(text) - len(fm.body)], problems),
         kind=_as_text(f.get("kind")).lower() or None,
         links=extract_links(fm.body),
         content_hash=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
