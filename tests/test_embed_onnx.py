@@ -177,3 +177,23 @@ def test_a_prompt_is_not_queued_behind_a_bulk_embedding_on_another_thread(joined
         release.set()
         bulk.join(60)
         joined.__dict__.pop("_query_cache", None)  # the vector of the stubbed e5 half: no later test's
+
+
+def test_onnxruntime_writes_nothing_into_the_home_folder_and_sends_no_telemetry(tmp_path):
+    """onnxruntime 1.29+ records a device id in ~/.cache/Microsoft/ on import and sends telemetry
+    unless told not to: embedding must leave the home folder (and the network) alone."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY" and not k.startswith("XDG_")}
+    env.update(HOME=str(home), MEMLANE_CACHE_DIR=str(tmp_path / "cache"))
+    code = ("from memlane.embed import load_embedder; import os; "
+            "print(load_embedder('e5-minilm-onnx').embed_passages(['a note']).shape, os.environ['ORT_DISABLE_TELEMETRY'])")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["(1,", "768)", "1"]
+    assert not (home / ".cache" / "Microsoft").exists(), sorted(str(p) for p in home.rglob("*"))
+

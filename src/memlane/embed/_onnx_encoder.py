@@ -54,8 +54,15 @@ def find_model_dir(env: str, packaged: Path, required: Sequence[str], how_to_mak
                               f"{how_to_make}; then point ${env} at the directory if it is not the packaged one.")
 
 
+#: onnxruntime (1.29 and later) sends usage telemetry to Microsoft from Linux and macOS too, and
+#: writes a device id into ~/.cache/Microsoft/ as soon as it is imported; memlane promises no network
+#: and nothing in your home folder that is not its own, so it is turned off unless you set it yourself
+TELEMETRY_ENV = "ORT_DISABLE_TELEMETRY"
+
+
 def session(path: Path):
     """A single-threaded onnxruntime session that never busy-waits between runs."""
+    os.environ.setdefault(TELEMETRY_ENV, "1")  # read when onnxruntime is imported: before it
     import onnxruntime as ort  # ImportError propagates: the registry turns it into an install hint
 
     opts = ort.SessionOptions()
