@@ -471,3 +471,38 @@ def test_a_committed_codex_or_gemini_hook_does_nothing_for_a_teammate_without_me
     mine = [h["command"] for groups in read(settings_path("user", agent=agent))["hooks"].values() for g in groups
             for h in g["hooks"]]
     assert mine and all(not c.startswith("if ") and c.split()[0].strip("'").startswith("/") for c in mine)
+
+
+def test_doctor_says_where_the_mcp_server_is_registered_and_whether_it_starts(repo, capsys, monkeypatch):
+    """`install claude --mcp` writes ~/.claude.json (and .mcp.json with --shared): doctor names
+    them, and says so when the server registered would not start here."""
+    assert cli(["doctor"]) == 0
+    assert "MCP server for claude: not registered (memlane install claude --mcp)" in capsys.readouterr().out
+    assert cli(["install", "claude", "--mcp"]) == 0
+    claude_json = repo.parent / "home" / ".claude.json"
+    capsys.readouterr()
+    assert cli(["doctor", "--json"]) in (0, 1)
+    mcp = json.loads(capsys.readouterr().out)["agents"]["mcp"]
+    assert list(mcp) == ["local"] and mcp["local"]["path"] == str(claude_json)
+    assert mcp["local"]["command"][-1] == "mcp"
+    # the memlane it starts is this one: without the MCP SDK it would not start
+    monkeypatch.setattr(install, "mcp_missing", lambda: True)
+    assert cli(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert f"MCP server for claude: local ({claude_json})" in out
+    assert "lacks the MCP SDK, so it does not start" in out and "pip install 'memlane[mcp]'" in out
+    monkeypatch.setattr(install, "mcp_missing", lambda: False)
+    assert cli(["doctor"]) == 0
+    capsys.readouterr()
+    # a registration whose program is gone
+    data = read(claude_json)
+    data["projects"][str(repo)]["mcpServers"]["memlane"]["command"] = str(repo / "gone" / "bin" / "memlane")
+    claude_json.write_text(json.dumps(data))
+    assert cli(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "which does not exist here, so it does not start" in out
+    assert "memlane install claude --mcp` again" in out
+    assert cli(["uninstall", "claude", "--mcp"]) == 0
+    capsys.readouterr()
+    assert cli(["doctor"]) == 0
+    assert "MCP server for claude: not registered" in capsys.readouterr().out

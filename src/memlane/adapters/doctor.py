@@ -10,6 +10,7 @@ import os
 import shlex
 import shutil
 import stat
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -139,6 +140,37 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
     return problems
 
 
+def check_mcp(servers: dict[str, dict]) -> list[Problem]:
+    """A registered MCP server that would not start: its program does not exist here, or it is
+    this installation, which lacks the MCP SDK (Claude Code then shows the server as failed)."""
+    from .install import mcp_missing
+
+    flags = {"local": "", "shared": " --shared", "user": " --user"}
+    problems = []
+    for scope, server in servers.items():
+        program = server["command"][0]
+        found = program if "/" in program and _runs(program) else shutil.which(program) if "/" not in program else None
+        if found is None:
+            fix = (f"install memlane as a tool so `{program}` is on your PATH (see the README's Install)"
+                   if "/" not in program else f"run `memlane install claude --mcp{flags[scope]}` again from the "
+                                              "memlane you use now")
+            problems.append(Problem(f"the MCP server registered with Claude Code runs `{program}`, which does not "
+                                    "exist here, so it does not start", server["path"], fix))
+        elif _this_installation(found) and mcp_missing():
+            problems.append(Problem("the MCP server registered with Claude Code is this memlane, which lacks the MCP "
+                                    "SDK, so it does not start", server["path"],
+                                    "pip install 'memlane[mcp]' into this memlane's environment, or take the server "
+                                    f"out: `memlane uninstall claude --mcp{flags[scope]}`"))
+    return problems
+
+
+def _this_installation(program: str) -> bool:
+    """Whether ``program`` lives in the environment this memlane runs in."""
+    prefix = Path(sys.prefix).resolve()
+    return Path(program).absolute().parent.resolve().is_relative_to(prefix) or Path(program).resolve() == \
+        Path(sys.executable).resolve()
+
+
 def check_team(status: dict | None) -> list[Problem]:
     """A team store the config names that does not answer (the hooks then recall the local scopes
     only, and log why)."""
@@ -197,5 +229,6 @@ def _runs(program: str) -> bool:
     return shutil.which(program) is not None
 
 
-__all__ = ["Problem", "check_hooks", "check_index", "check_integrity", "check_judge", "check_stores", "check_team",
+__all__ = ["Problem", "check_hooks", "check_index", "check_integrity", "check_judge", "check_mcp", "check_stores",
+           "check_team",
            "open_memory_for_doctor", "recent_hook_failures"]

@@ -233,4 +233,29 @@ def agent_status(args) -> dict:
         hooks[agent] = found
     stores = [str(Path(s).expanduser().resolve()) for s in (args.store or [])]
     sock = socket_path(daemon_key(project_root(None), stores, args.embedder, args.index))
-    return {"hooks": hooks, "daemon": {"socket": sock, "running": ask_daemon(sock, "ping") is not None}}
+    return {"hooks": hooks, "mcp": mcp_status(),
+            "daemon": {"socket": sock, "running": ask_daemon(sock, "ping") is not None}}
+
+
+def mcp_status() -> dict[str, dict]:
+    """Where memlane's MCP server is registered with Claude Code (what ``install claude --mcp``
+    writes: this repository's entry in ~/.claude.json, .mcp.json, ~/.claude.json for every project),
+    each as the file and the command it starts."""
+    import json
+
+    from ..install import mcp_config_path
+
+    found = {}
+    for scope in ("local", "shared", "user"):
+        path, project = mcp_config_path(scope)
+        try:
+            settings = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        holder = settings.get("projects", {}).get(project) if project and isinstance(settings, dict) else settings
+        servers = holder.get("mcpServers") if isinstance(holder, dict) else None
+        server = servers.get("memlane") if isinstance(servers, dict) else None
+        if isinstance(server, dict) and isinstance(server.get("command"), str):
+            args = [str(a) for a in server.get("args", []) if isinstance(a, (str, int, float))]
+            found[scope] = {"path": str(path), "command": [server["command"], *args]}
+    return found

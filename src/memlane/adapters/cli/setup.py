@@ -33,7 +33,7 @@ def register(sub) -> None:
                                                  "daemon work",
             description="Everything memlane would use here, and whether it works: config files (and what a "
                         "repository's config was refused), memory folders, the index, the embedding model, the "
-                        "agents whose hooks are installed, the background daemon.",
+                        "agents whose hooks are installed, the MCP server, the background daemon.",
             examples="example:\n  memlane doctor")
 
 
@@ -128,6 +128,7 @@ def cmd_doctor(args) -> int:
     problems += doctor.check_team(data.get("team"))
     problems += doctor.check_judge(memory)
     problems += doctor.check_hooks(data["agents"]["hooks"])
+    problems += doctor.check_mcp(data["agents"]["mcp"])
     problems += doctor.check_socket_folder()
     data["hook_failures"] = doctor.recent_hook_failures()
     data["problems"] = [p.as_dict() for p in problems]
@@ -188,6 +189,9 @@ def _doctor_lines(data: dict, problems) -> list[str]:
     for agent, where in data["agents"]["hooks"].items():
         lines.append(f"hooks for {agent}: " + (", ".join(f"{scope} ({path})" for scope, path in where.items())
                                                or "not installed (memlane install " + agent + ")"))
+    mcp = data["agents"].get("mcp", {})
+    lines.append("MCP server for claude: " + (", ".join(f"{scope} ({server['path']})" for scope, server in mcp.items())
+                                              or "not registered (memlane install claude --mcp)"))
     daemon = data["agents"]["daemon"]
     lines.append(f"daemon: {'running' if daemon['running'] else 'not running'} ({daemon['socket']})")
     if data["hook_failures"]:
