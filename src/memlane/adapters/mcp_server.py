@@ -377,7 +377,9 @@ def build_server(engine: Engine):
     from mcp.server.mcpserver.exceptions import ResourceError
     from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
-    server = MCPServer("memlane", instructions=INSTRUCTIONS)
+    from .. import __version__
+
+    server = MCPServer("memlane", instructions=INSTRUCTIONS, version=__version__)  # the host shows it in /mcp
     one_at_a_time = threading.Lock()  # the SDK runs each call on a worker thread; the engine takes one at a time
 
     def guarded(func, error=SDKToolError):
