@@ -69,6 +69,15 @@ def test_init_writes_config_and_user_store_once(capsys, store, sealed_env):
     assert code == 0 and out.startswith("already initialised")
 
 
+def test_init_lists_the_user_store_it_has_just_created(capsys, sealed_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # not a git repository: the user store is the one store
+    code, out, _ = run(capsys, "init", "--embedder", "none")
+    user_store = sealed_env / "data" / "memlane" / "user"
+    assert code == 0 and f"created {user_store}" in out
+    assert f"stores: {user_store}" in out.splitlines()  # not "(none yet)" right after creating it
+    assert "memlane add" in out and "next: memlane index" not in out
+
+
 def test_index_json_report(capsys, store, embedder):
     code, out, _ = run(capsys, "index", "--store", str(store), "--embedder", embedder, "--json")
     report = json.loads(out)

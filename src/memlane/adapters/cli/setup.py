@@ -52,11 +52,14 @@ def cmd_init(args) -> int:
         user_store.mkdir(parents=True)
         (user_store / "MEMORY.md").write_text("", encoding="utf-8")
         created.append(str(user_store))
+        memory.close()
+        memory = open_memory(args)  # opened before the user store was there: it would not list it
     data = {"created": created, **memory.doctor()}
     lines = [f"created {c}" for c in created] or ["already initialised"]
     lines.append(f"stores: {', '.join(s['path'] for s in data['stores']) or '(none yet)'}")
     lines.append(f"claude code memory: {data['claude_code_memory']}")
-    lines.append("next: memlane index")
+    lines.append("next: memlane add … writes a note; memlane recall \"…\" finds notes (the index builds itself); "
+                 "memlane install claude gives them to Claude Code")
     emit(args, data, "\n".join(lines))
     return 0
 
