@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -98,6 +99,17 @@ def test_a_shared_install_holds_no_path_of_this_machine(repo, capsys, tmp_path):
     err = capsys.readouterr().err
     if sys.prefix != sys.base_prefix:  # the test runs in a virtualenv: memlane says so, and how to fix it
         assert "memlane-hook" in err and "pipx install" in err
+
+
+def test_a_hook_in_a_virtualenv_is_said_to_leave_memory_off_not_broken(monkeypatch):
+    """The committed hook steps aside where ``memlane-hook`` is missing, so a teammate gets no memory,
+    not a hook error; the committed MCP server, unguarded, does break."""
+    venv = Path(sys.prefix) / "bin"
+    monkeypatch.setattr(install.sys, "base_prefix", "/usr")  # a virtualenv, whatever runs the tests
+    monkeypatch.setattr(install.shutil, "which", lambda name: str(venv / name))
+    hook, mcp = install.portable_problem(install.PORTABLE_HOOK), install.portable_problem(install.PORTABLE_CLI)
+    assert "memory is silently off" in hook and "broken" not in hook and "pipx install" in hook
+    assert "broken MCP server" in mcp
 
 
 def test_a_shared_hook_does_nothing_for_a_teammate_without_memlane(repo, tmp_path):
@@ -506,3 +518,12 @@ def test_doctor_says_where_the_mcp_server_is_registered_and_whether_it_starts(re
     capsys.readouterr()
     assert cli(["doctor"]) == 0
     assert "MCP server for claude: not registered" in capsys.readouterr().out
+
+
+def test_installing_beside_another_install_says_one_is_enough(repo, capsys):
+    assert cli(["install", "claude", "--statusline"]) == 0
+    first = capsys.readouterr()
+    assert "status line" in first.out + first.err and "one install is enough" not in first.out + first.err
+    assert cli(["install", "claude", "--shared"]) == 0
+    said = capsys.readouterr()
+    assert "one install is enough" in said.out + said.err and "settings.local.json" in said.out + said.err

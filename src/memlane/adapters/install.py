@@ -151,8 +151,12 @@ def portable_problem(name: str = PORTABLE_HOOK) -> str | None:
     if found is None:
         return f"`{name}` is not on this machine's PATH, so {what} here; {fix}"
     if sys.prefix != sys.base_prefix and Path(found).resolve().is_relative_to(Path(sys.prefix).resolve()):
-        return (f"`{name}` resolves into this virtualenv ({found}); teammates without it on their PATH get a broken "
-                f"{broken}; {fix}")
+        if mcp:
+            return (f"`{name}` resolves into this virtualenv ({found}); teammates without it on their PATH get a broken "
+                    f"{broken}; {fix}")
+        # the committed hook steps aside where it finds no memlane-hook: silence, not an error
+        return (f"`{name}` resolves into this virtualenv ({found}): memory is silently off wherever the agent starts "
+                f"without that folder on its PATH (teammates, and here outside this virtualenv); {fix}")
     return None
 
 

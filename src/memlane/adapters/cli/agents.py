@@ -153,6 +153,11 @@ def cmd_install(args, *, remove: bool = False) -> int:
         return 0
     install.apply(change)
     say(f"memlane hooks installed in {path} ({load(args.agent).install_note})")
+    if getattr(args, "statusline", False):
+        say("and the status line, which tells the hooks how full the context is")
+    elsewhere = _elsewhere(args.agent, scope)
+    if elsewhere:  # both run on every prompt: the daemon answers one of them, but one install is enough
+        say(f"memlane: note: both run on every prompt, one install is enough{elsewhere}")
     if scope == "local":
         ignored = install.ensure_git_ignores(path)
         say(f"this machine's settings, not committed{f'; {ignored}' if ignored else ''} (--shared writes the file "
