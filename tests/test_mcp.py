@@ -302,9 +302,6 @@ def test_the_server_logs_a_warning_each_time_it_happens(tmp_path, monkeypatch, c
         return 0
 
     monkeypatch.setattr(mcp_server, "serve", serve)
-    ours = logging.getLogger("memlane")  # a hook test earlier may have sent it to a file of its own
-    monkeypatch.setattr(ours, "propagate", True)
-    monkeypatch.setattr(ours, "handlers", [])
     assert main(["mcp", "--store", str(tmp_path), "--index", str(tmp_path / "i.sqlite")]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines.count("memlane: tool recall failed: the index is locked") == 3

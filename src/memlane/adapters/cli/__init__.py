@@ -71,6 +71,7 @@ def _stderr_logging(*, verbose: bool) -> None:
     from .common import SAID
 
     SAID.clear()  # one command's lines (main runs more than once in a process under test)
+    _no_hook_log()
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, "memlane_cli", False)]:
         root.removeHandler(old)
@@ -81,6 +82,18 @@ def _stderr_logging(*, verbose: bool) -> None:
     handler.memlane_cli = True
     root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def _no_hook_log() -> None:
+    """Undo what an earlier hook or daemon in this process left on the ``memlane`` logger (its
+    ``hook.log`` handler, INFO level, ``propagate = False``): else every later command's lines go
+    to that file — one in a cache folder that may be gone by now — and never reach stderr."""
+    ours = logging.getLogger("memlane")
+    for old in [h for h in ours.handlers if getattr(h, "memlane_hook_log", False)]:
+        ours.removeHandler(old)
+        old.close()
+    ours.setLevel(logging.NOTSET)
+    ours.propagate = True
 
 
 def every_line() -> None:
