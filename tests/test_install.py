@@ -78,6 +78,50 @@ def test_uninstall_puts_every_file_back_byte_for_byte(repo):
     assert sorted(p.name for p in (repo / ".claude").iterdir()) == ["settings.local.json"]
 
 
+def snapshot(*folders):
+    """Every folder and file under ``folders`` (``.git`` aside), each file with its bytes."""
+    return {str(p): (p.read_bytes() if p.is_file() else None) for folder in folders for p in sorted(folder.rglob("*"))
+            if ".git" not in p.relative_to(folder).parts}
+
+
+@pytest.mark.parametrize("first", ["local", "shared"])
+def test_uninstalling_every_scope_leaves_nothing_memlane_made(repo, first):
+    """Installed for this machine and for the team, then taken out in either order: no ``.claude/``
+    folder, no settings file, no record in memlane's data folder, no line in ``.git/info/exclude``
+    (the ``.claude/`` made for the first file was the second's too)."""
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("# git ls-files --others --exclude-from=.git/info/exclude\n")
+    before = snapshot(repo, repo.parent / "home")
+    for scope in ("local", "shared", "user"):
+        assert cli(["install", "claude", *({"local": [], "shared": ["--shared"], "user": ["--user"]}[scope])]) == 0
+    assert (repo / ".claude" / "settings.json").exists() and (repo / ".claude" / "settings.local.json").exists()
+    for scope in [first, *(s for s in ("local", "shared") if s != first), "user"]:
+        assert cli(["uninstall", "claude", *({"local": [], "shared": ["--shared"], "user": ["--user"]}[scope])]) == 0
+    assert snapshot(repo, repo.parent / "home") == before
+    assert exclude.read_text() == "# git ls-files --others --exclude-from=.git/info/exclude\n"
+
+
+def test_uninstalling_every_scope_keeps_the_users_folders_byte_for_byte(repo):
+    """A ``.claude/`` of the user's own — a command, settings of theirs, an empty folder — and a
+    ``~/.claude/`` with their CLAUDE.md: after installing everywhere and uninstalling again, every
+    folder and file is there as it was, and nothing else."""
+    home = repo.parent / "home"
+    (repo / ".claude" / "commands").mkdir(parents=True)
+    (repo / ".claude" / "commands" / "ship.md").write_text("# ship it\n")
+    (repo / ".claude" / "agents").mkdir()
+    (repo / ".claude" / "settings.json").write_text('{"permissions":  {"allow": ["Bash(ls:*)"]}}')
+    (home / ".claude").mkdir()
+    (home / ".claude" / "CLAUDE.md").write_text("be brief\n")
+    (home / ".local" / "share").mkdir(parents=True)
+    before = snapshot(repo, home)
+    flags = [[], ["--shared"], ["--user"], ["--mcp"], ["--mcp", "--shared"]]
+    for flag in flags:
+        assert cli(["install", "claude", *flag]) == 0
+    for flag in flags:
+        assert cli(["uninstall", "claude", *flag]) == 0
+    assert snapshot(repo, home) == before
+
+
 def test_uninstall_keeps_what_the_user_changed_meanwhile(repo):
     local = repo / ".claude" / "settings.local.json"
     assert cli(["install", "claude"]) == 0

@@ -424,11 +424,36 @@ def apply(change: Change) -> None:
                            "back; nothing was written: move it to a path that is UTF-8")
     backup = _backup_file(change.path)
     if not backup.exists():
-        missing = [str(p) for p in _missing_parents(change.path)]
+        created = _created_folders(change.path, backup)
         backup.parent.mkdir(parents=True, exist_ok=True)
         backup.write_text(json.dumps({"path": str(change.path.absolute()), "before": change.before if change.existed
-                                      else None, "created_folders": missing}), encoding="utf-8")
+                                      else None, "created_folders": created}), encoding="utf-8")
     _write(change.path, change.after)
+
+
+def _created_folders(path: Path, backup: Path) -> list[str]:
+    """The folders memlane creates for ``path`` and its ``backup`` (``.claude/``, its own data
+    folder), and those an earlier install still on record created above either: ``.claude/`` made
+    for ``settings.local.json`` is ``settings.json``'s too, so whichever file is taken out last
+    takes out the folder."""
+    created = [str(p) for p in _missing_parents(path) + _missing_parents(backup)]
+    above = {str(p) for p in (*path.absolute().parents, *backup.absolute().parents)}
+    for record in _records(backup.parent):
+        created += [f for f in record.get("created_folders", []) if f in above and f not in created]
+    return created
+
+
+def _records(folder: Path) -> list[dict]:
+    """The install records kept in ``folder`` (an unreadable one is skipped)."""
+    out = []
+    for file in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            record = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("created_folders", []), list):
+            out.append(record)
+    return out
 
 
 def undo(change: Change) -> str:
@@ -443,22 +468,29 @@ def undo(change: Change) -> str:
     if record is not None and _same_json(change.after, record["before"], change.added):
         if record["before"] is None:
             change.path.unlink(missing_ok=True)
-            for folder in record.get("created_folders", []):
-                try:
-                    Path(folder).rmdir()  # only when empty
-                except OSError:
-                    pass
             done = "removed (install had created it)"
         else:
             _write(change.path, record["before"])
             done = "restored as it was before memlane"
-        backup.unlink(missing_ok=True)
+        _forget(backup, record)
         return done
     if change.changed:
         _write(change.path, change.after)
     if record is not None and not installed(change.path):
-        backup.unlink(missing_ok=True)  # memlane is out; the file has other changes of the user's
+        _forget(backup, record)  # memlane is out; the file has other changes of the user's
     return "memlane's entries taken out"
+
+
+def _forget(backup: Path, record: dict) -> None:
+    """Drop the install record, then each folder install created that is empty now, deepest
+    first (one still holding a file — the user's, or another install's — stays)."""
+    backup.unlink(missing_ok=True)
+    folders = [Path(f) for f in record.get("created_folders", []) if isinstance(f, str)]
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            pass
 
 
 def _same_json(text: str, before: str | None, added: dict | None = None) -> bool:
@@ -513,5 +545,31 @@ def ensure_git_ignores(path: Path) -> str | None:
     exclude = root / ".git" / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
     with open(exclude, "a", encoding="utf-8") as handle:
-        handle.write(f"\n# this machine's settings (memlane install)\n/{rel}\n")
+        handle.write(_ignore_lines(rel))
     return f"git ignores {rel} in this clone (.git/info/exclude)"
+
+
+def _ignore_lines(rel: str) -> str:
+    """What :func:`ensure_git_ignores` appends to ``.git/info/exclude`` for ``rel``."""
+    return f"\n# this machine's settings (memlane install)\n/{rel}\n"
+
+
+def forget_git_ignore(path: Path) -> str | None:
+    """Once the per-machine ``path`` that install created is gone, take the lines
+    :func:`ensure_git_ignores` added for it out of ``.git/info/exclude`` again (only those:
+    the rest of the file stays byte for byte); what it did, or None."""
+    root = git_root(path.parent)
+    exclude = root / ".git" / "info" / "exclude" if root is not None else None
+    if exclude is None or path.exists() or not exclude.is_file():
+        return None
+    rel = path.absolute().relative_to(root).as_posix()
+    try:
+        text = exclude.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    lines = _ignore_lines(rel)
+    if lines not in text:
+        return None
+    at = text.rindex(lines)
+    _write(exclude, text[:at] + text[at + len(lines):])
+    return f".git/info/exclude no longer lists {rel}"

@@ -149,7 +149,9 @@ def cmd_install(args, *, remove: bool = False) -> int:
         say(f"would {'remove memlane from' if remove else 'install memlane into'} {path}:\n{change.diff()}")
         return 0
     if remove:
-        say(f"memlane hooks taken out of {path}: {install.undo(change)}")
+        done = install.undo(change)
+        unignored = install.forget_git_ignore(path) if scope == "local" else None
+        say(f"memlane hooks taken out of {path}: {done}{f'; {unignored}' if unignored else ''}")
         return 0
     install.apply(change)
     say(f"memlane hooks installed in {path} ({load(args.agent).install_note})")
