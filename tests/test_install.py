@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -507,7 +508,7 @@ def test_a_committed_codex_or_gemini_hook_does_nothing_for_a_teammate_without_me
     path = settings_path("shared", agent=agent)
     hooks = read(path)["hooks"]
     commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
-    assert commands and all(c.startswith("if command -v memlane-hook ") for c in commands)
+    assert commands and all(c.startswith("sh -c 'if command -v memlane-hook ") for c in commands)
     assert install.memlane_commands(path) == [f"memlane-hook user-prompt-submit --agent {agent}",
                                               f"memlane-hook session-start --agent {agent}"]
     without, with_it = tmp_path / "without", tmp_path / "with"
@@ -526,7 +527,59 @@ def test_a_committed_codex_or_gemini_hook_does_nothing_for_a_teammate_without_me
     assert cli(["install", agent, "--user"]) == 0
     mine = [h["command"] for groups in read(settings_path("user", agent=agent))["hooks"].values() for g in groups
             for h in g["hooks"]]
-    assert mine and all(not c.startswith("if ") and c.split()[0].strip("'").startswith("/") for c in mine)
+    assert mine and all(not c.startswith(("if ", "sh -c ")) and c.split()[0].strip("'").startswith("/") for c in mine)
+
+
+SHELLS = ["sh", "bash", "zsh", "fish"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize("agent", ["codex", "gemini", "claude"])
+def test_a_committed_hook_command_runs_under_every_login_shell(repo, tmp_path, agent, shell):
+    """Codex hands the committed command to the user's login shell (``$SHELL -lc``), which may be
+    zsh or fish; a bare POSIX ``if …; then …; fi`` is a syntax error in fish, and then no hook ran
+    at all. Through each shell installed here (``-c``: a login profile may set a PATH of its own),
+    the command steps aside without memlane-hook — exit 0, nothing printed — and runs it, with the
+    hook's stdin, where it is there."""
+    program = shutil.which(shell)
+    if program is None:
+        pytest.skip(f"{shell} is not installed here")
+    assert cli(["install", agent, "--shared"]) == 0
+    hooks = read(settings_path("shared", agent=agent))["hooks"]
+    commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
+    without, with_it = tmp_path / "without", tmp_path / "with"
+    without.mkdir()
+    with_it.mkdir()
+    fake = with_it / "memlane-hook"
+    fake.write_text('#!/bin/sh\necho "memlane-hook ran: $* $(cat)"\n')
+    fake.chmod(0o755)
+    home = tmp_path / "shell-home"  # fish writes its own config folders there
+    home.mkdir()
+    env = {"HOME": str(home), "SHELL": program, "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_DATA_HOME": str(home / ".local" / "share")}
+    for command in commands:
+        missing = subprocess.run([program, "-c", command], input="{}", capture_output=True, text=True,
+                                 env={**env, "PATH": f"{without}:/usr/bin:/bin"}, timeout=30)
+        assert (missing.returncode, missing.stdout, missing.stderr) == (0, "", "")
+        ran = subprocess.run([program, "-c", command], input='{"prompt": "hi"}', capture_output=True, text=True,
+                             env={**env, "PATH": f"{with_it}:/usr/bin:/bin"}, timeout=30)
+        assert (ran.returncode, ran.stderr) == (0, "")
+        assert ran.stdout.startswith("memlane-hook ran: ") and ran.stdout.endswith(' {"prompt": "hi"}\n')
+        assert ran.stdout[len("memlane-hook ran: "):-len(' {"prompt": "hi"}\n')] == \
+            install.unguarded(command)[len("memlane-hook "):]
+
+
+def test_an_older_guard_without_sh_is_still_memlanes(repo):
+    """A file an older memlane wrote (the guard without ``sh -c``): doctor still reads the command
+    inside it, and installing again replaces it with the one that runs under any shell."""
+    path = settings_path("shared", agent="codex")
+    path.parent.mkdir()
+    old = "if command -v memlane-hook >/dev/null 2>&1; then memlane-hook user-prompt-submit --agent codex; fi"
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": old}]}]}}))
+    assert install.memlane_commands(path) == ["memlane-hook user-prompt-submit --agent codex"]
+    assert cli(["install", "codex"]) == 0
+    commands = [h["command"] for groups in read(path)["hooks"].values() for g in groups for h in g["hooks"]]
+    assert old not in commands and len(commands) == 2 and all(c.startswith("sh -c '") for c in commands)
 
 
 def test_doctor_says_where_the_mcp_server_is_registered_and_whether_it_starts(repo, capsys, monkeypatch):

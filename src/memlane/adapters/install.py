@@ -127,13 +127,22 @@ _GUARDED = re.compile(r"\Aif command -v (\S+) >/dev/null 2>&1; then (.+); fi\Z")
 
 
 def guarded(command: str, program: str) -> str:
-    """``command``, run only when ``program`` is on the PATH; else nothing happens and the exit is 0."""
-    return _GUARD.format(program=program, command=command)
+    """``command``, run only when ``program`` is on the PATH; else nothing happens and the exit is 0.
+    The guard is POSIX shell, so it runs in ``sh -c '…'``: the shell the agent hands the line to
+    need only read one single-quoted word — Codex runs it with the user's login shell (``$SHELL
+    -lc``), which may be fish, where a bare ``if …; then …; fi`` is a syntax error and no hook runs."""
+    return f"sh -c {shlex.quote(_GUARD.format(program=program, command=command))}"
 
 
 def unguarded(command: str) -> str:
-    """The command a :func:`guarded` one runs (``command`` itself when it is not guarded)."""
-    match = _GUARDED.match(command)
+    """The command a :func:`guarded` one runs (``command`` itself when it is not guarded); an older
+    install's guard, without ``sh -c``, too."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = []
+    inner = words[2] if len(words) == 3 and words[:2] == ["sh", "-c"] else command
+    match = _GUARDED.match(inner)
     return match.group(2) if match else command
 
 
