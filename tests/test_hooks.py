@@ -195,6 +195,25 @@ def test_dedup_across_prompts_and_reset_after_compact(hook_env):
     assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload | {"session_id": "s2"}))
 
 
+def test_codex_resets_what_the_session_saw_after_a_compaction(hook_env, tmp_path, monkeypatch):
+    """Codex starts the session again with source ``compact`` once it has compacted its context:
+    the installed hook listens for it, and a note the compaction dropped comes back at the next
+    prompt (before, the matcher left ``compact`` out and the note stayed away for 120 minutes)."""
+    from memlane.adapters import install
+
+    monkeypatch.chdir(hook_env["tmp"])
+    (matcher,) = [g["matcher"] for g in json.loads(install.plan(tmp_path / "hooks.json", "codex").after)["hooks"]
+                  ["SessionStart"]]
+    payload = prompt_payload(hook_env, "why is the CI cache stale after a rebase?", session="codex-1")
+    assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload, "--agent", "codex"))
+    assert context_of(run_hook(hook_env, "user-prompt-submit", payload, "--agent", "codex")) == ""
+    start = {"session_id": "codex-1", "transcript_path": None, "cwd": payload["cwd"], "model": "gpt-5.5",
+             "permission_mode": "default", "hook_event_name": "SessionStart", "source": "compact"}
+    assert "compact" in matcher.split("|")
+    context_of(run_hook(hook_env, "session-start", start, "--agent", "codex"))
+    assert "feedback_ci_cache.md" in context_of(run_hook(hook_env, "user-prompt-submit", payload, "--agent", "codex"))
+
+
 def test_an_edited_note_is_injected_again(hook_env):
     payload = prompt_payload(hook_env, "why is the CI cache stale after a rebase?")
     context_of(run_hook(hook_env, "user-prompt-submit", payload))

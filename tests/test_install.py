@@ -271,7 +271,7 @@ def test_codex_and_gemini_get_their_own_files_events_and_units(repo):
     assert install.unguarded(codex["UserPromptSubmit"][0]["hooks"][0]["command"]).endswith(
         "user-prompt-submit --agent codex")
     assert codex["UserPromptSubmit"][0]["hooks"][0]["timeout"] == 10  # seconds
-    assert codex["SessionStart"][0]["matcher"] == "startup|resume|clear"
+    assert codex["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"  # a compaction resets dedup
     assert cli(["install", "gemini"]) == 0
     gemini = read(repo / ".gemini" / "settings.json")["hooks"]
     handler = gemini["BeforeAgent"][0]["hooks"][0]
