@@ -163,7 +163,7 @@ def test_archived_flag(capsys, store):
 def test_show_prints_the_note(capsys, store):
     code, out, _ = run(capsys, "show", "--store", str(store), "--embedder", "none", "user_role.md")
     assert code == 0
-    assert out.splitlines()[:2] == ["# user_role  (user, project)", str(store / "user_role.md")]
+    assert out.splitlines()[:2] == ["# user_role  (user note, project scope)", str(store / "user_role.md")]
     assert "Alice writes backend services in Go. Keep answers short." in out
 
 

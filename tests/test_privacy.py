@@ -86,7 +86,7 @@ def test_recall_and_show_mark_a_private_note_private_in_their_text_too(private_s
 
     out = run("recall", "--k", "3", "staging database password rotation")
     [line] = [line for line in out.splitlines() if line.startswith("1. ")]
-    assert "(user, " in line and ", private)" in line
+    assert "(user note, " in line and ", private)" in line
     public = [line for line in out.splitlines() if line.startswith(("2. ", "3. "))]
     assert public and not any("private" in line for line in public)
     for depth in ("ids", "index"):

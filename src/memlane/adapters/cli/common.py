@@ -29,6 +29,11 @@ def withhold(data: dict, risk: str | None) -> dict:
     return exits.withhold(data, risk)
 
 
+def kind_and_scope(note_type: str | None, scope: str) -> str:
+    """How a note's type and scope read in a listing: "feedback note, project scope"."""
+    return f"{note_type + ' note' if note_type else 'note'}, {scope} scope"
+
+
 def command(sub, name: str, *, help: str, description: str, examples: str, func, store: bool = True,  # noqa: A002
             domains: bool = False, json: bool = True) -> argparse.ArgumentParser:
     """Register the command ``name``: its one-line ``help`` for the command list, the

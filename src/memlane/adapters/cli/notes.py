@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from ...errors import UsageError
-from .common import command, emit, open_memory, withhold
+from .common import command, emit, kind_and_scope, open_memory, withhold
 
 
 COMMAND_NAMES = ("show", "stats", "status", "decay")  # the commands ``register`` adds
@@ -57,7 +57,7 @@ def cmd_show(args) -> int:
             text.append(f"# {note['name']}  ({note['scope']}{mark})\n{note['path']}\n\n"
                         f"({note['withheld']})\n")
             continue
-        text.append(f"# {note['title']}  ({note['type'] or '-'}, {note['scope']}{mark})\n{note['path']}\n")
+        text.append(f"# {note['title']}  ({kind_and_scope(note['type'], note['scope'])}{mark})\n{note['path']}\n")
         if note["description"]:
             text.append(f"> {note['description']}\n")
         text.append(note["body"] + "\n")

@@ -13,7 +13,7 @@ from ...modes import Depth, Fusion
 from ...errors import UsageError
 from ..agents import DEFAULT, NAMES
 from ..progress import ProgressBar
-from .common import (command, emit, notice, open_memory, positive_int, refresh_with_progress, rendered,
+from .common import (command, emit, kind_and_scope, notice, open_memory, positive_int, refresh_with_progress, rendered,
                      result_count, say_once, store_args, withhold)
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ def format_results(results, depth: Depth, explain: bool, risks: dict[int, str] |
             lines.append(f"- [{r.title}]({r.path}) — {r.as_dict()['hook']}  [{r.score:.3f}]"
                          f"{'  (private)' if r.private else ''}{tag}")
         else:
-            lines.append(f"{r.rank}. {r.title}  ({r.type or '-'}, {r.scope}{mark})  [{r.score:.3f}]{tag}")
+            lines.append(f"{r.rank}. {r.title}  ({kind_and_scope(r.type, r.scope)}{mark})  [{r.score:.3f}]{tag}")
             lines.append(f"   {r.preview}")
             lines.append(f"   {r.path}")
         if depth is Depth.FULL:
