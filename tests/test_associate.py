@@ -219,3 +219,16 @@ def test_a_constellation_member_the_prompt_never_reached_still_comes(tmp_path):
         mem.usage.apply([])
         mem.index.conn.execute("UPDATE usage SET state = 'archived' WHERE uid LIKE '%/c.md'")
         assert {r["name"] for r in mem.recall("signing key rotation", k=1, refresh=False)} == {"a", "b"}
+
+
+def test_notes_without_links_are_no_cluster_of_linked_notes(tmp_path):
+    from memlane import Memory
+
+    store = tmp_path / "notes"
+    store.mkdir()
+    for n in range(4):
+        (store / f"n{n}.md").write_text(f"---\nname: n{n}\ndescription: note {n}\n---\nbody {n}\n")
+    (store / "a.md").write_text("---\nname: a\ndescription: a\n---\nsee [[b]]\n")
+    (store / "b.md").write_text("---\nname: b\ndescription: b\n---\nsee [[a]]\n")
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        assert mem.stats()["clusters"] == 1

@@ -533,7 +533,7 @@ class Memory:
                 "hubs": [{"name": names.get(u), "in_degree": d, "pagerank": round(r, 4)} for u, d, r in index.hubs()],
                 "constellations": [[names.get(u) for u in group] for group in index.constellation_groups()
                                    if limits.constellation_min <= len(group) <= limits.constellation_max],
-                "clusters": len(set(index.clusters().values())),
+                "clusters": _linked_clusters(index.clusters()),
                 "supersedes_loops": [names.get(u) for u in index.supersedes_loops()],
                 "future_writes": [{"from": names.get(u), "target": t} for u, t, _ in index.missing_links()],
                 "hit_log": None if self.hit_log is None else
@@ -584,3 +584,11 @@ class Memory:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _linked_clusters(clusters: dict[int, int]) -> int:
+    """How many clusters hold two notes or more: a note with no links is a cluster of its own, and
+    no cluster of linked notes."""
+    from collections import Counter
+
+    return sum(1 for size in Counter(clusters.values()).values() if size > 1)
