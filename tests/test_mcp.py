@@ -341,3 +341,11 @@ def test_tool_calls_made_in_parallel_are_answered_one_at_a_time(tmp_path, store)
     finally:
         engine.workspace.close()
     assert len(results) == 3 and peak[0] == 1
+
+
+def test_the_recall_tools_description_gives_the_bound_it_enforces():
+    import inspect
+
+    from memlane.adapters import mcp_server
+
+    assert f"(1-{mcp_server.MAX_K};" in inspect.getsource(mcp_server.build_server)

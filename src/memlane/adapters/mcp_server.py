@@ -403,7 +403,7 @@ def build_server(engine: Engine):
                domains: list[Literal["notes", "knowledge", "transcripts", "code"]] | None = None) -> str:
         """Recall the notes relevant to a query (the user's intent, in words). depth: ids (default: name, score
         and why — cheapest), summary (plus a one-line summary) or full (plus the text). k: at most this many
-        (1-50; per domain with domains). scope: only user, team or project notes. divergent: add remote
+        (1-100; per domain with domains). scope: only user, team or project notes. divergent: add remote
         associates from other parts of the link graph (for ideation). domains: also (or instead) search
         mounted documentation sections, past session transcripts ("have we done this before?") and code
         symbols — one bucket per domain."""
