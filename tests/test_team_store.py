@@ -158,3 +158,12 @@ def test_words_past_postgresql_s_tsvector_limits_neither_fail_a_write_nor_a_quer
     finally:
         pg.drop_namespace()
         lite.close()
+
+
+def test_a_drivers_message_loses_the_password_and_the_key_passphrase():
+    pytest.importorskip("psycopg")
+    from memlane.team.connect import _scrub
+
+    dsn = "host=db user=me password=hunter2pw sslpassword=keyphrase99 dbname=team"
+    said = _scrub("could not load private key: bad decrypt with keyphrase99 for me (hunter2pw)", dsn)
+    assert "keyphrase99" not in said and "hunter2pw" not in said and "bad decrypt" in said

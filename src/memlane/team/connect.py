@@ -210,12 +210,13 @@ def _scrub(text: str, dsn: str | None) -> str:
         try:
             from psycopg.conninfo import conninfo_to_dict
 
-            secret = conninfo_to_dict(dsn).get("password") or ""
+            parts = conninfo_to_dict(dsn)
+            secrets = [str(parts[k]) for k in ("password", "sslpassword") if parts.get(k)]
         except Exception:  # noqa: BLE001 - a malformed DSN: drop every quoted fragment of it
-            secret = ""
+            secrets = []
             text = re.sub(r'"[^"]*"', lambda m: '"…"' if m.group(0)[1:-1] and m.group(0)[1:-1] in dsn else m.group(0),
                           text)
-        if secret:
+        for secret in secrets:  # the password, and the client key's passphrase
             text = text.replace(secret, "…")
     from ..guards.exits import clean
 
