@@ -219,6 +219,16 @@ def test_a_dead_store_is_left_alone_for_retry_s(scopes, tmp_path, caplog):
         assert "not reachable" in mem.doctor()["team"]["problem"]  # the doctor finds out why
 
 
+@pytest.mark.parametrize("record", ['{"t": null}', "[1, 2]", '{"t": "soon"}', "not json"])
+def test_a_breaker_file_not_of_memlanes_making_is_no_record(tmp_path, monkeypatch, record):
+    monkeypatch.setenv("MEMLANE_CACHE_DIR", str(tmp_path / "cache"))
+    scope = TeamScope(team_config(f"host={tmp_path / 'no-server'} user=nobody dbname=memlane", "t"))
+    path = scope._breaker()
+    path.parent.mkdir(parents=True)
+    path.write_text(record, encoding="utf-8")
+    assert scope.down() is None
+
+
 def test_the_hook_answers_from_the_local_scopes_when_the_team_is_down(store, tmp_path, monkeypatch, sealed_env):
     import io
 

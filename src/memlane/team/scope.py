@@ -148,9 +148,10 @@ class TeamScope:
         """Why the team store is being left alone right now (it failed less than ``retry_s`` ago)."""
         try:
             data = json.loads(self._breaker().read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            failed_at = float(data.get("t", 0))  # a file not of memlane's making ({"t": null}, a list) is no record
+        except (OSError, ValueError, TypeError, AttributeError):
             return None
-        if time.time() - float(data.get("t", 0)) < self.retry_s:
+        if time.time() - failed_at < self.retry_s:
             return str(data.get("why") or "unavailable")
         return None
 
