@@ -511,12 +511,7 @@ def test_a_committed_codex_or_gemini_hook_does_nothing_for_a_teammate_without_me
     assert commands and all(c.startswith("sh -c 'if command -v memlane-hook ") for c in commands)
     assert install.memlane_commands(path) == [f"memlane-hook user-prompt-submit --agent {agent}",
                                               f"memlane-hook session-start --agent {agent}"]
-    without, with_it = tmp_path / "without", tmp_path / "with"
-    without.mkdir()
-    with_it.mkdir()
-    fake = with_it / "memlane-hook"
-    fake.write_text('#!/bin/sh\necho "memlane-hook ran: $* $(cat)"\n')
-    fake.chmod(0o755)
+    without, with_it = _path_folders(tmp_path)
     for command in commands:
         missing = subprocess.run([*shell, command], input="{}", capture_output=True, text=True,
                                  env={"PATH": f"{without}:/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=30)
@@ -528,6 +523,17 @@ def test_a_committed_codex_or_gemini_hook_does_nothing_for_a_teammate_without_me
     mine = [h["command"] for groups in read(settings_path("user", agent=agent))["hooks"].values() for g in groups
             for h in g["hooks"]]
     assert mine and all(not c.startswith(("if ", "sh -c ")) and c.split()[0].strip("'").startswith("/") for c in mine)
+
+
+def _path_folders(tmp_path):
+    """Two folders for PATH: one without memlane-hook, one with a fake that says how it was run."""
+    without, with_it = tmp_path / "without", tmp_path / "with"
+    without.mkdir()
+    with_it.mkdir()
+    fake = with_it / "memlane-hook"
+    fake.write_text('#!/bin/sh\necho "memlane-hook ran: $* $(cat)"\n')
+    fake.chmod(0o755)
+    return without, with_it
 
 
 SHELLS = ["sh", "bash", "zsh", "fish"]
@@ -547,12 +553,7 @@ def test_a_committed_hook_command_runs_under_every_login_shell(repo, tmp_path, a
     assert cli(["install", agent, "--shared"]) == 0
     hooks = read(settings_path("shared", agent=agent))["hooks"]
     commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
-    without, with_it = tmp_path / "without", tmp_path / "with"
-    without.mkdir()
-    with_it.mkdir()
-    fake = with_it / "memlane-hook"
-    fake.write_text('#!/bin/sh\necho "memlane-hook ran: $* $(cat)"\n')
-    fake.chmod(0o755)
+    without, with_it = _path_folders(tmp_path)
     home = tmp_path / "shell-home"  # fish writes its own config folders there
     home.mkdir()
     env = {"HOME": str(home), "SHELL": program, "XDG_CONFIG_HOME": str(home / ".config"),
