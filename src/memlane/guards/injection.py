@@ -280,7 +280,7 @@ def _source_of(index: int) -> str:
 def _heads_of(index: int) -> list[str] | None:
     """The heads rule ``index`` is gated on, or None (it always runs): a few, none short (a
     long list, or a short head, costs more to look for than the rule itself)."""
-    heads = list(dict.fromkeys(_heads(_source_of(index)) or ()))
+    heads = _every_head_of(index)
     return heads if heads and len(heads) <= 6 and min(map(len, heads)) >= 4 else None
 
 

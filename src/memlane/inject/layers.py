@@ -136,8 +136,9 @@ def user_prompt(memory: Memory, payload: dict, *, dry_run: bool = False, fabric=
     report = {"event": "UserPromptSubmit", "bracket": bracket.value, "bracket_reason": why,
               "fill": None if fill is None else round(fill, 3), "fill_source": fill_source,
               "window": window or view.window or window_for(view.model), "query": query, "layers": {}}
-    if the_ask(query) != query:  # a pasted block left out: what recall searched (retrieve/ask.py)
-        report["searched"] = the_ask(query)
+    searched = the_ask(query)
+    if searched != query:  # a pasted block left out: what recall searched (retrieve/ask.py)
+        report["searched"] = searched
     state = SessionState.load(session_id)
     results = memory.recall(query, depth="full", session=session_id or None, layer="L3", bracket=bracket.value,
                             record=not dry_run, include_private=False)

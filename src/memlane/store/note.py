@@ -98,12 +98,6 @@ def _flag(fields: dict, meta: dict, name: str):
     return None
 
 
-def _as_bool(value) -> bool:
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in {"true", "yes", "1", "on"}
-
-
 _PUBLIC, _TRUE = {"false", "no", "n", "off", "0", ""}, {"true", "yes", "y", "on", "1"}
 #: a ``private: true`` line however it is indented: the flag holds where YAML could not read it
 _PRIVATE_LINE = r"^[ \t]*['\"]?private['\"]?[ \t]*:[ \t]*['\"]?(?:true|yes|y|on|1)['\"]?[ \t]*(?:#.*)?$"
