@@ -43,12 +43,16 @@ REPO_FILE = ".memlane.toml"
 
 @dataclass
 class Mount:
+    """A memory folder mounted from the configuration, with its scope."""
+
     path: str
     scope: str = "project"
 
 
 @dataclass
 class StoresConfig:
+    """``[stores]``: which memory folders are in play."""
+
     mounts: list[Mount] = field(default_factory=list)
     claude_code: bool = True  # discover ~/.claude/projects/<encoded repo>/memory/
     user_store: str = ""  # default: $XDG_DATA_HOME/memlane/user
@@ -56,6 +60,8 @@ class StoresConfig:
 
 @dataclass
 class IndexConfig:
+    """``[index]``: where the derived index lives and what it takes in."""
+
     path: str = ""  # default: one file per store set in the cache dir
     max_file_bytes: int = 1_000_000
     busy_timeout_ms: int = 5000  # how long a writer waits for another process's lock
@@ -64,12 +70,16 @@ class IndexConfig:
 
 @dataclass
 class EmbedConfig:
+    """``[embed]``: the embedder, and how a long note is embedded."""
+
     model: str = "default"  # a registered embedder name, "default", or "none" for keyword-only
     long_notes: str = ChunkStrategy.WHOLE.value
 
 
 @dataclass
 class RetrieveConfig:
+    """``[retrieve]``: how the keyword and meaning legs are fused and thresholded."""
+
     fusion: str = Fusion.HYBRID.value
     vector_weight: float = 0.7  # chosen by measurement (docs/how-recall-works.md, "Choosing the weights")
     keyword_weight: float = 0.3
@@ -212,6 +222,8 @@ class InjectConfig:
 
 @dataclass
 class Config:
+    """The whole configuration, one section per table of the TOML file."""
+
     stores: StoresConfig = field(default_factory=StoresConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     embed: EmbedConfig = field(default_factory=EmbedConfig)

@@ -41,6 +41,8 @@ HUB_SATURATION = 4.0
 
 @dataclass
 class RecallPlan:
+    """Which stages of the pipeline a recall runs."""
+
     fusion: Fusion | str | None = None
     spread: bool = True
     score: bool = True
@@ -59,6 +61,8 @@ MAX_K = 100
 
 @dataclass
 class RecallOutcome:
+    """What a recall selected, the whole ranking, and each stage's time."""
+
     selected: list[Hit]  # what is recalled, in order (constellation companions and remote associates included)
     ranking: list[Hit] = field(default_factory=list)  # every candidate, best first (for evaluation)
     timings_ms: dict[str, float] = field(default_factory=dict)

@@ -23,6 +23,8 @@ from ..memory import Memory
 
 @dataclass
 class Problem:
+    """One thing doctor found wrong: what, where, and how to fix it."""
+
     what: str
     where: str
     fix: str

@@ -55,6 +55,8 @@ PORTABLE_CLI = "memlane"
 
 @dataclass
 class Change:
+    """One file install writes: its text before and after."""
+
     path: Path
     before: str
     after: str

@@ -28,6 +28,8 @@ INDEX_SECTION_MAX = 8  # a longer MEMORY.md section is a list, not a grouping
 
 @dataclass
 class LinkGraph:
+    """The notes' links resolved to edges, and the targets no note answers to."""
+
     edges: list[Edge] = field(default_factory=list)
     missing: list[tuple[int, str, str]] = field(default_factory=list)  # (src, target as written, kind)
 

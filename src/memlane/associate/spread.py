@@ -39,6 +39,8 @@ Neighbours = Callable[[int], Iterable[tuple[int, str, str]]]
 
 @dataclass
 class SpreadSettings:
+    """How activation spreads: decay per hop, fan-out damping, blend with relevance, admission."""
+
     decay: float = 0.7
     fan: float = 1.0
     blend: float = 1.0

@@ -31,6 +31,8 @@ DOMAINS = ("notes", "knowledge", "transcripts", "code")
 
 @dataclass
 class Fabric:
+    """The domains in play, the privacy gate they share, and how many units they may bring."""
+
     domains: dict[str, Domain]
     gate: PrivacyGate = field(default_factory=PrivacyGate)
     ceiling: int = 12

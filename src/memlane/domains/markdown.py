@@ -27,6 +27,8 @@ _FRONT = re.compile(r"\A(\ufeff?)---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?
 
 @dataclass
 class Heading:
+    """A markdown heading and the span of text under it."""
+
     level: int
     title: str
     start: int  # offset of its first character (a setext heading: of its text line)

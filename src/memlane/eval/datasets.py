@@ -51,6 +51,8 @@ class DatasetError(EvalError):
 
 @dataclass
 class Query:
+    """A labelled query: its text, scope, kind and relevant units."""
+
     id: str
     text: str
     scope: str
@@ -63,6 +65,8 @@ class Query:
 
 @dataclass
 class Dataset:
+    """A benchmark set: the units per scope and the labelled queries."""
+
     name: str
     format: str  # "corpus" | "notes" | "prompts"
     units: dict[str, list[Unit]]  # scope -> the units its queries are ranked against

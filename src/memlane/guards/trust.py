@@ -60,6 +60,8 @@ POLICY: dict[str, str | dict[str, str]] = {
 
 @dataclass(frozen=True)
 class Refusal:
+    """A repository setting that was not applied, and why."""
+
     key: str
     reason: str
 

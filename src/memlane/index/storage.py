@@ -62,6 +62,8 @@ class UnitFacts(NamedTuple):
 
 @dataclass(frozen=True)
 class Edge:
+    """A link between two units, by unit id."""
+
     src: int
     dst: int
     kind: str  # "wiki" | "markdown" | "mention" | "supersedes" | "index"

@@ -12,6 +12,8 @@ from ..store.note import PARSER_VERSION, Note
 
 @dataclass
 class Unit:
+    """What the index holds for one note or document: its fields and text."""
+
     uid: str  # stable id: a note's absolute path, or a corpus document id
     name: str
     description: str = ""

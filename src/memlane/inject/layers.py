@@ -50,6 +50,8 @@ PROMPT_MAX_CHARS = 20_000
 
 @dataclass
 class Injection:
+    """The text a hook injects, and the report of how it was chosen."""
+
     text: str
     report: dict = field(default_factory=dict)
 

@@ -137,6 +137,8 @@ MENU_HEADER_SHOW = "Possibly relevant — open one only if it applies to this re
 
 @dataclass
 class Rendered:
+    """Rendered notes: the text, what was shown at which depth, what did not fit, the menu."""
+
     text: str
     shown: list[tuple[Recalled, str]]  # each note and the depth it was shown at
     omitted: list[Recalled]  # matched but did not fit

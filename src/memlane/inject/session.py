@@ -38,6 +38,8 @@ def _safe(session_id: str) -> str:
 
 @dataclass
 class SessionState:
+    """What a session has been shown so far, by unit."""
+
     session_id: str
     injected: dict[str, list] = field(default_factory=dict)  # uid -> [content hash, time, depth]
     path: Path | None = None

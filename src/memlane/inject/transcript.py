@@ -44,6 +44,8 @@ LARGE_WINDOW_MARKERS = ("[1m]", "-1m", "gemini")
 
 @dataclass
 class TranscriptView:
+    """What the transcript tells a hook: context in use, model, compaction, recent turns."""
+
     used_tokens: int | None = None  # context in use at the last assistant turn
     model: str | None = None
     compacted: bool = False  # a compact boundary came after the last usage

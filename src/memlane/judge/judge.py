@@ -31,6 +31,8 @@ MIN_TIME_S = 0.05  # less than this left before the request's deadline: not aske
 
 @dataclass(frozen=True)
 class Verdict:
+    """What the judge said about a prompt's candidates, or why it said nothing."""
+
     outcome: str  # chosen | cached | timeout | failed | garbage | skipped
     by: str
     chosen: tuple[tuple[str, str], ...] = ()  # (name, reason), in the judge's order

@@ -29,6 +29,8 @@ STATES = ("active", "dormant", "archived")
 
 @dataclass(frozen=True)
 class Verdict:
+    """A note's lifecycle state, with the reason and the figures behind it."""
+
     state: str
     reason: str
     idle_days: float

@@ -34,6 +34,8 @@ OFFSETS_KEY = "hitlog_offsets"
 
 @dataclass(frozen=True)
 class Transition:
+    """A note moving from one lifecycle state to another."""
+
     uid: str
     name: str
     path: str

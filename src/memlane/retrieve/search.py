@@ -17,6 +17,8 @@ log = logging.getLogger("memlane.retrieve")
 
 @dataclass
 class Hit:
+    """A ranked unit: its score, its legs, and the query terms it matched."""
+
     unit_id: int
     score: float
     legs: Legs

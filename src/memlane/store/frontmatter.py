@@ -33,6 +33,8 @@ _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
 
 @dataclass
 class Frontmatter:
+    """A note's frontmatter fields, its body, and what was wrong with the frontmatter."""
+
     fields: dict
     body: str
     problems: list[str] = field(default_factory=list)

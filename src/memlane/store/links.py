@@ -14,6 +14,8 @@ _CODE_FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1", re.S | re.M)
 
 @dataclass(frozen=True)
 class Link:
+    """A link as written in a note."""
+
     target: str  # as written: a name for wiki links, a relative path for the others
     kind: str  # "wiki" | "markdown" | "mention"
 

@@ -16,6 +16,8 @@ _LINE = re.compile(r"^\s*[-*]\s*\[(?P<title>[^\]]+)\]\((?P<file>[^)\s]+)\)\s*(?:
 
 @dataclass(frozen=True)
 class IndexLine:
+    """One entry of a MEMORY.md index: title, file, hook and line."""
+
     title: str
     file: str  # relative to the folder holding MEMORY.md
     hook: str

@@ -31,6 +31,8 @@ def answer_keys(name: str, path: str) -> set[str]:
 
 @dataclass
 class Note:
+    """A parsed memory note: its metadata, text and links."""
+
     name: str
     path: Path  # absolute
     rel: str  # relative to its store root, with forward slashes

@@ -19,12 +19,16 @@ _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".obsidian", ".tra
 
 @dataclass
 class Skip:
+    """A file left out of a scan, and why."""
+
     path: str
     reason: str
 
 
 @dataclass
 class FolderScan:
+    """What scanning a memory folder found: notes, index lines and skipped files."""
+
     root: Path
     scope: str
     notes: list[Note] = field(default_factory=list)

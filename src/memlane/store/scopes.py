@@ -34,6 +34,8 @@ def yields_to_narrower(scope: str, name: str, names_by_scope: dict[str, set[str]
 
 @dataclass(frozen=True)
 class StoreSpec:
+    """A memory folder in play: path, scope, whether it is read-only, where it came from."""
+
     path: Path
     scope: str = "project"
     read_only: bool = False

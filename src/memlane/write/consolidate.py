@@ -40,6 +40,8 @@ COVERED = 0.9  # share of the draft's content words a note already has: the draf
 
 @dataclass
 class Candidate:
+    """An existing note close to a new one, and how close."""
+
     name: str
     path: str
     closeness: float  # 0..1: the embedder's cosine on its own scale, or word overlap
@@ -62,6 +64,8 @@ class Candidate:
 
 @dataclass
 class Advice:
+    """Whether to write a new note, update one, or merge: the action and the reason."""
+
     action: str
     reason: str
     target: Candidate | None = None

@@ -42,6 +42,8 @@ SUGGESTED_SHAPE = ('say when the note applies, then what to do: e.g. "When decid
 
 @dataclass
 class Finding:
+    """One problem lint found in a note or MEMORY.md."""
+
     check: str
     level: str
     path: str  # the note (or MEMORY.md) the finding is about
@@ -53,6 +55,8 @@ class Finding:
 
 @dataclass
 class LintReport:
+    """What lint found over a store."""
+
     findings: list[Finding]
     checked: int  # notes looked at
     measure: str  # how similarity was measured: "cosine (model)" or "word Jaccard"
@@ -70,6 +74,8 @@ class LintReport:
 
 @dataclass
 class _Note:
+    """A note as lint reads it from the index."""
+
     id: int
     name: str
     path: str

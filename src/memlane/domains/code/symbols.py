@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Symbol:
+    """A function, class or method found in a source file."""
+
     name: str
     qualname: str
     kind: str
@@ -22,6 +24,8 @@ class Symbol:
 
 @dataclass
 class Parsed:
+    """A source file's symbols and calls, and the parser that found them."""
+
     symbols: list[Symbol]
     calls: list[tuple[str, int, str | None]]  # (callee name, line, caller qualname)
     parser: str
