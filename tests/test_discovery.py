@@ -55,6 +55,7 @@ def test_git_root_of_a_worktree_is_the_main_tree(tmp_path, relative):
     gitdir = main / ".git" / "worktrees" / "feature"
     target = Path("../../main/.git/worktrees/feature") if relative else gitdir
     (worktree / ".git").write_text(f"gitdir: {target}\n")
+    (gitdir / "gitdir").write_text(f"{worktree / '.git'}\n")  # the back pointer git writes
     assert git_root(worktree / "sub") == main
 
 
@@ -86,6 +87,7 @@ def test_worktrees_share_the_main_trees_memory(tmp_path, monkeypatch):
     worktree = tmp_path / "wt"
     worktree.mkdir()
     (worktree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
+    (main / ".git" / "worktrees" / "wt" / "gitdir").write_text(f"{worktree / '.git'}\n")
     memory = claude_memory_dir(main)
     memory.mkdir(parents=True)
     assert discover_claude_memory(worktree) == memory
@@ -164,3 +166,31 @@ def test_a_project_folder_name_that_is_not_one_plain_name_is_not_followed(tmp_pa
     monkeypatch.setenv("CLAUDE_CODE_PROJECT_DIR_NAME", name)
     repo = make_repo(tmp_path / "repo")
     assert claude_memory_dir(repo) == tmp_path / "home" / ".claude" / "projects" / encode_project_path(repo) / "memory"
+
+
+def test_a_git_file_naming_another_repositorys_worktree_does_not_make_it_that_repository(tmp_path, monkeypatch):
+    """A downloaded folder's ``.git`` file (``gitdir: ../private/.git/worktrees/x``) must not make
+    memlane take it for a worktree of the user's other repository, and so read that repository's
+    notes into the agent's context (or write there): a worktree counts only when its main repository
+    registered it, the back pointer ``<gitdir>/gitdir`` naming this ``.git`` file, as git writes it."""
+    config_dir = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    private = make_repo(tmp_path / "private")
+    memory = config_dir / "projects" / encode_project_path(private) / "memory"
+    write_note(memory, "project_secret.md", """
+        ---
+        name: project_secret
+        description: The staging database password rotation schedule
+        type: project
+        ---
+        Rotate the staging database credentials every Friday.
+        """)
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    (hostile / ".git").write_text("gitdir: ../private/.git/worktrees/x\n")  # not even there
+    assert git_root(hostile) == hostile
+    (private / ".git" / "worktrees" / "x").mkdir(parents=True)  # a real worktree of the user's ...
+    (private / ".git" / "worktrees" / "x" / "gitdir").write_text(f"{tmp_path / 'x' / '.git'}\n")  # ... elsewhere
+    assert git_root(hostile) == hostile
+    assert discover_claude_memory(hostile) is None
+    assert Memory(cwd=hostile, embedder="none").recall("staging database password") == []

@@ -61,9 +61,18 @@ def _worktree_main(dot_git_file: Path) -> Path | None:
     if not gitdir.is_absolute():
         gitdir = (dot_git_file.parent / gitdir).resolve()
     # <main>/.git/worktrees/<name>  ->  <main>
-    if gitdir.parent.name == "worktrees" and gitdir.parent.parent.name == ".git":
-        return gitdir.parent.parent.parent
-    return None
+    if gitdir.parent.name != "worktrees" or gitdir.parent.parent.name != ".git":
+        return None
+    # only a worktree its main repository registered: the back pointer git writes there
+    # (``<gitdir>/gitdir``) names this ``.git`` file. A ``.git`` file is anyone's to write (a
+    # downloaded folder's), and must not make another repository's notes this folder's
+    try:
+        back = (gitdir / "gitdir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not back or os.path.realpath(gitdir / back) != os.path.realpath(dot_git_file):
+        return None
+    return gitdir.parent.parent.parent
 
 
 def claude_memory_dir(repo: Path) -> Path:
