@@ -625,3 +625,42 @@ def test_installing_beside_another_install_says_one_is_enough(repo, capsys):
     assert cli(["install", "claude", "--shared"]) == 0
     said = capsys.readouterr()
     assert "one install is enough" in said.out + said.err and "settings.local.json" in said.out + said.err
+
+
+@pytest.mark.parametrize("target, args", [
+    (".mcp.json", ["install", "claude", "--mcp", "--shared"]),  # a link to ~/.claude.json
+    (".claude", ["install", "claude", "--shared"]),  # a link to ~/.claude: its settings.json
+    (".claude", ["install", "claude"]),
+    (".claude", ["uninstall", "claude", "--shared"]),
+])
+def test_a_repositorys_settings_file_linked_out_of_it_is_not_read_or_written(repo, capsys, target, args):
+    """A cloned repository may commit ``.mcp.json`` or ``.claude/`` as a symlink to the user's own
+    ``~/.claude.json`` or ``~/.claude/``: installing there would read the user's file (its other servers'
+    keys, its env) into the file the team commits, or write memlane's hooks into the user's own settings."""
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir()
+    mine = {"mcpServers": {"db": {"command": "db-mcp", "env": {"DB_TOKEN": "hunter2"}}},
+            "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memlane-hook x"}]}]},
+            "env": {"API_KEY": "hunter2"}}
+    files = [home / ".claude.json", home / ".claude" / "settings.json", home / ".claude" / "settings.local.json"]
+    for file in files:
+        file.write_text(json.dumps(mine))
+    before = {file: file.read_text() for file in files}
+    os.symlink(os.path.relpath(home / target.replace(".mcp.json", ".claude.json"), repo), repo / target)
+    assert cli(args) != 0
+    out = capsys.readouterr()
+    assert "outside the repository" in out.err and "hunter2" not in out.out + out.err
+    assert {file: file.read_text() for file in files} == before
+    assert (repo / target).is_symlink() and not list(home.glob(".local/share/memlane/install-backups/*"))
+
+
+def test_a_git_exclude_file_linked_out_of_the_clone_is_not_appended_to(repo, tmp_path):
+    """A downloaded repository's ``.git/info/exclude`` may be a link to a file of the user's (a shell
+    profile): a local install does not append its ignore lines there."""
+    profile = tmp_path / "home" / ".profile"
+    profile.write_text("export PATH\n")
+    (repo / ".git" / "info").rmdir()
+    os.symlink(tmp_path / "home", repo / ".git" / "info")
+    (tmp_path / "home" / "exclude").symlink_to(profile)
+    assert cli(["install", "claude"]) == 0
+    assert profile.read_text() == "export PATH\n"

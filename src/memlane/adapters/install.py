@@ -91,6 +91,18 @@ def settings_path(scope: str, cwd: Path | None = None, agent: str = DEFAULT) -> 
     return root / spec.settings_folder / spec.settings_file
 
 
+def inside_repository(path: Path, cwd: Path | None = None) -> None:
+    """``InstallError`` when ``path``, a repository's own settings file, is — or lies in a folder
+    that is — a symlink out of the repository: anyone can commit ``.mcp.json`` or ``.claude/`` as a
+    link to the user's ``~/.claude.json`` or ``~/.claude/``, whose text installing would carry into
+    the file the team commits (other servers' keys, the user's env), or whose hooks it would change."""
+    root = git_root(cwd or Path.cwd()) or (cwd or Path.cwd())
+    real, base = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    if not real.is_relative_to(base):
+        raise InstallError(f"{path} leads through a symbolic link to {real}, outside the repository; memlane does "
+                           "not read or write a file there for this repository: remove the link, or install with --user")
+
+
 def default_scope(agent: str) -> str:
     """Claude Code has a per-machine settings file; the other agents only the one a team commits."""
     return "local" if AGENTS[agent].local_settings_file else "shared"
@@ -554,6 +566,8 @@ def ensure_git_ignores(path: Path) -> str | None:
     if ignored:
         return None
     exclude = root / ".git" / "info" / "exclude"
+    if not Path(os.path.realpath(exclude)).is_relative_to(os.path.realpath(root / ".git")):
+        return None  # a link out of this clone's git folder (a downloaded one's): not appended to
     exclude.parent.mkdir(parents=True, exist_ok=True)
     with open(exclude, "a", encoding="utf-8") as handle:
         handle.write(_ignore_lines(rel))

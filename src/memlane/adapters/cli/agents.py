@@ -139,6 +139,8 @@ def cmd_install(args, *, remove: bool = False) -> int:
                              "as a stdio server in their MCP settings")
         return _install_mcp(args, remove, scope)
     path = install.settings_path(scope, agent=args.agent)
+    if scope != "user":
+        install.inside_repository(path)
     portable = scope == "shared"  # a file the team commits runs the same command on every machine
     change = install.plan(path, args.agent, remove=remove, statusline=getattr(args, "statusline", False),
                           command=install.PORTABLE_HOOK if portable else None)
@@ -185,6 +187,8 @@ def _install_mcp(args, remove: bool, scope: str) -> int:
     from .. import install
 
     path, project = install.mcp_config_path(scope)
+    if scope == "shared":
+        install.inside_repository(path)
     portable = scope == "shared"  # .mcp.json is committed: the same command on every machine
     change = install.plan_mcp(path, remove=remove, command=install.PORTABLE_CLI if portable else None,
                               project=project)
