@@ -16,6 +16,7 @@ import pytest
 from conftest import write_note
 from memlane import Memory
 from memlane.config import load_config
+from memlane.errors import ConfigError
 from memlane.index.connection import KEEP_CORRUPT, owned
 
 BASHRC = "# my shell settings\nexport PATH=$HOME/bin:$PATH\n"
@@ -233,3 +234,17 @@ def test_a_huge_repository_config_is_refused_unread(tmp_path, sealed_env, monkey
     assert config.retrieve.k == 4
     assert [r["key"] for r in config.refused] == ["(the whole file)"]
     assert "larger than 1,000 bytes" in config.refused[0]["reason"]
+
+
+def test_a_deeply_nested_repository_config_is_refused_not_memory_off(tmp_path, sealed_env):
+    """TOML nested past Python's recursion limit (``a = [[[[…]]]]``, well under the size cap) is
+    unreadable like a syntax error: refused as a whole, the user's settings apply, memory stays on;
+    in the user's own file it is an error that names the file."""
+    deep = "[retrieve]\nk = " + "[" * 100_000 + "]" * 100_000 + "\n"
+    user_config(sealed_env, "[retrieve]\nk = 4\n")
+    config = load_config(repo_with(tmp_path, deep))
+    assert config.retrieve.k == 4
+    assert [r["key"] for r in config.refused] == ["(the whole file)"]
+    user_config(sealed_env, deep)
+    with pytest.raises(ConfigError, match="config.toml"):
+        load_config(None)

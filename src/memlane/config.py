@@ -400,6 +400,17 @@ def _read_config(path: Path) -> str:
     return data.decode("utf-8")
 
 
+def _parse_toml(text: str) -> dict:
+    """``text`` as TOML; nesting past the recursion limit (``a = [[[[…]]]]``, a few hundred KB) is a
+    ``TOMLDecodeError`` like any other unreadable file, not a ``RecursionError`` that turns memory off."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("its values are nested too deeply to read") from None
+
+
 def load_config(repo_root: Path | None = None, *, files: list[Path] | None = None) -> Config:
     """Defaults, overridden by each existing config file in turn. The repository's own file
     (``.memlane.toml``) may only narrow what the user's files say (``guards/trust.py``): what
@@ -413,7 +424,7 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
         import tomllib  # ~20 ms: only when there is a file to read
 
         try:
-            data = tomllib.loads(_read_config(path))
+            data = _parse_toml(_read_config(path))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             if path == repo_file:
                 config.refused.append({"key": "(the whole file)", "reason": f"unreadable: {exc}"})
