@@ -48,7 +48,10 @@ _PARTS = {
                    r"|\.git-credentials|\.npmrc|\.pypirc|\.docker/config\.json|\.kube/config|\.gnupg"
                    r"|\.config/gcloud|/etc/(?:passwd|shadow)|/proc/self/environ"
                    r"|\.env\b(?<![\w.]\.env)(?!\.(?:example|sample|template))|credentials\.json"
-                   r"|secrets?\.(?:ya?ml|json|env|txt)\b|\.(?:pem|p12|pfx|key)\b)",
+                   r"|secrets?\.(?:ya?ml|json|env|txt)\b|\.(?:pem|p12|pfx|key)\b"
+                   r"|\.ssh/?(?![\w./-]))",  # the whole ~/.ssh folder (tar, zip, base64 -r)
+    # an environment variable named for a secret: $GITHUB_TOKEN, ${AWS_SECRET_ACCESS_KEY}, $DB_PASSWORD
+    "SECRET_VAR": r"\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials?)\w*\}?",
     "NET": r"\b(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|httpie|xh|invoke-webrequest|invoke-restmethod"
            r"|iwr|irm)\b",
     "SECRET": r"(?:\benv\b|\benvironment(?: variables?)?|\benv vars?\b|\bsecrets?\b|\bcredentials?\b|\btokens?\b"
@@ -178,6 +181,8 @@ _RULES = (
     (EXFIL, "sh", r"%(SECRET_FILE)s(?:[^|\n]{0,40}\|[^\n]{0,80}?%(NET)s|[^\n]{0,20}>\s*/dev/(?:tcp|udp)/)"),
     (EXFIL, "sh", r"(?:env|printenv|export(?: -p)?|declare -x|compgen -v|history)\s*(?:\|[^|\n]{0,40})?"
                   r"\|[^\n]{0,80}?%(NET)s|(?:env|printenv)\s*>\s*/dev/(?:tcp|udp)/"),
+    (EXFIL, "sh", r"(?:echo|printf)\b[^|\n]{0,40}?%(SECRET_VAR)s[^|\n]{0,40}(?:\|[^|\n]{0,40})?"
+                  r"\|[^\n]{0,80}?%(NET)s"),
     (EXFIL, "sh", r"(?:curl|wget|invoke-webrequest|invoke-restmethod)\b[^\n]{0,120}?(?:-d|--data"
                   r"(?:-binary|-raw|-urlencode|-ascii)?|-f|--form|-t|--upload-file|--post-file|--body-file"
                   r"|-infile|-body)\s*=?\s*['\"]?(?:[\w-]+=)?@?\s*[^\s'\"]{0,40}?%(SECRET_FILE)s"
