@@ -510,6 +510,81 @@ def test_a_hook_log_that_cannot_be_written_loses_the_line_not_the_answer(sealed_
     assert "feedback_ci_cache" in out.getvalue()
 
 
+def test_a_hook_log_whose_folder_vanishes_is_made_again_and_prints_no_traceback(tmp_path, capsys):
+    """The cache folder deleted under a running hook: the log's folder is made again and the line
+    written; nothing (no logging traceback) reaches stderr."""
+    import logging
+    import shutil
+
+    from memlane.adapters.hook import _HookLog
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    handler = _HookLog(folder / "hook.log", max_bytes=200)
+    logger = logging.getLogger("memlane.test-hook-log-gone")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("before the folder went")
+        shutil.rmtree(folder)
+        for n in range(12):  # past max_bytes too: the rotation finds no file to move
+            logger.warning("line %d after the folder went", n)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    assert "line 11 after the folder went" in (folder / "hook.log").read_text()
+    assert capsys.readouterr().err == ""
+
+
+def test_a_hook_log_that_cannot_be_written_prints_no_traceback(tmp_path, capsys):
+    """A log that cannot be made even so (a file where its folder should be) loses the line
+    silently: logging's own report would print a traceback on the hook's stderr."""
+    import logging
+
+    from memlane.adapters.hook import _HookLog
+
+    (tmp_path / "cache").write_text("a file, not a folder")
+    handler = _HookLog(tmp_path / "cache" / "hook.log", max_bytes=200)
+    logger = logging.getLogger("memlane.test-hook-log-unwritable")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("a line with nowhere to go")
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    assert capsys.readouterr().err == ""
+
+
+def test_a_hook_whose_cache_folder_vanishes_still_answers_silently(sealed_env, tmp_path, monkeypatch, capsys):
+    """The cache folder deleted while the hook runs (after its log was set up): exit 0, the
+    protocol answer on stdout, nothing on stderr."""
+    import io
+    import shutil
+
+    from conftest import write_note
+    from memlane.adapters import hook
+
+    store = tmp_path / "store"
+    write_note(store, "feedback_ci_cache.md", "---\nname: ci cache\ndescription: Key CI caches on the lockfile hash"
+               "\ntype: feedback\n---\nCaches keyed on branch names go stale after a rebase.\n")
+    real_final_text = hook._final_text
+
+    def lose_the_cache_then_finish(text, max_chars):  # after the session state is written
+        shutil.rmtree(sealed_env / "cache")
+        return real_final_text(text, max_chars)
+
+    monkeypatch.setattr(hook, "_final_text", lose_the_cache_then_finish)
+    out = io.StringIO()
+    payload = json.dumps({"session_id": "log-gone", "prompt": "why is the CI cache stale after a rebase?",
+                          "transcript_path": None, "cwd": str(tmp_path)})
+    assert hook.run_hook("user-prompt-submit", stores=[str(store)], embedder="none",
+                         index=str(tmp_path / "i.sqlite"), stdin=io.StringIO(payload), stdout=out) == 0
+    answer = json.loads(out.getvalue())
+    assert "feedback_ci_cache" in json.dumps(answer)
+    assert capsys.readouterr().err == ""
+
+
 def test_session_state_is_replaced_whole_the_users_alone_and_leaves_nothing_on_failure(monkeypatch):
     from memlane.inject import session as sessions
 

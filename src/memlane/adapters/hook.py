@@ -49,18 +49,30 @@ class _HookLog(logging.FileHandler):
 
     def emit(self, record) -> None:
         """Never raises: a log that cannot be written (a read-only cache, a folder in its place)
-        loses the line, never the hook's answer."""
+        loses the line, never the hook's answer. Its folder deleted while the hook runs is made
+        again, once."""
         try:
-            if self.stream is None:
-                self.stream = self._open()
-            if self.stream.tell() >= self.max_bytes:
-                self.stream.close()
-                self.stream = None
-                os.replace(self.baseFilename, self.baseFilename + ".1")
-                self.stream = self._open()
-            super().emit(record)
-        except Exception:  # noqa: BLE001 - as logging's own handlers: report (when asked) and go on
+            try:
+                self._emit(record)
+            except FileNotFoundError:  # raised opening or moving the file: no stream is open
+                os.makedirs(os.path.dirname(self.baseFilename), exist_ok=True)
+                self._emit(record)
+        except Exception:  # noqa: BLE001 - the line is lost, the hook goes on
             self.handleError(record)
+
+    def _emit(self, record) -> None:
+        if self.stream is None:
+            self.stream = self._open()
+        if self.stream.tell() >= self.max_bytes:
+            self.stream.close()
+            self.stream = None
+            os.replace(self.baseFilename, self.baseFilename + ".1")
+            self.stream = self._open()
+        super().emit(record)
+
+    def handleError(self, record) -> None:
+        """Silent: logging's own report prints a traceback on stderr, which a host shows as the
+        hook's output."""
 
 
 def _file_logging() -> None:
