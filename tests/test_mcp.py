@@ -349,3 +349,52 @@ def test_the_recall_tools_description_gives_the_bound_it_enforces():
     from memlane.adapters import mcp_server
 
     assert f"(1-{mcp_server.MAX_K};" in inspect.getsource(mcp_server.build_server)
+
+
+def test_the_tools_schemas_give_the_bounds_the_server_enforces(tmp_path, store):
+    """A client sees in each tool's input schema the bounds the server refuses past: k, importance,
+    how many ids, how long an id or a name, which kinds. A value past them is refused in the server's
+    own words (not the SDK's validation report), and the server goes on."""
+    from memlane.adapters import mcp_server
+    from memlane.store.vocabulary import NOTE_KINDS
+    from memlane.store.write import MAX_NAME
+
+    async def calls(client):
+        out = {"tools": {t.name: t.input_schema["properties"] for t in (await client.list_tools()).tools}}
+        for label, name, args in [
+            ("k_zero", "recall", {"query": "migration", "k": 0}),
+            ("k_past", "recall", {"query": "migration", "k": mcp_server.MAX_K + 1}),
+            ("importance_past", "remember", {"name": "heavy", "description": "when x", "body": "y",
+                                             "importance": 3}),
+            ("no_ids", "get", {"ids": []}),
+            ("many_ids", "get", {"ids": ["lock_timeout"] * (mcp_server.MAX_IDS + 1)}),
+            ("long_id", "related", {"id": "x" * 201}),
+            ("bad_kind", "remember", {"name": "kinded", "description": "when x", "body": "y", "kind": "rumour"}),
+        ]:
+            out[label] = await client.call_tool(name, args)
+        out["k_max"] = answer(await client.call_tool("recall", {"query": "ALTER TABLE", "k": mcp_server.MAX_K}))
+        return out
+
+    out = session(tmp_path, store, calls)
+    tools = out["tools"]
+    assert (tools["recall"]["k"]["minimum"], tools["recall"]["k"]["maximum"]) == (1, mcp_server.MAX_K)
+    [importance] = [s for s in tools["remember"]["importance"]["anyOf"] if s.get("type") == "number"]
+    assert (importance["minimum"], importance["maximum"]) == (0, 1)
+    assert (tools["get"]["ids"]["minItems"], tools["get"]["ids"]["maxItems"]) == (1, mcp_server.MAX_IDS)
+    for tool in ("related", "archive", "restore"):
+        assert (tools[tool]["id"]["minLength"], tools[tool]["id"]["maxLength"]) == (1, 200), tool
+    assert (tools["remember"]["name"]["minLength"], tools["remember"]["name"]["maxLength"]) == (1, MAX_NAME)
+    [kind] = [s for s in tools["remember"]["kind"]["anyOf"] if s.get("type") == "string"]
+    assert kind["enum"] == list(NOTE_KINDS)
+    for label in ("k_zero", "k_past", "importance_past", "no_ids", "many_ids", "long_id", "bad_kind"):
+        assert out[label].is_error, label
+        assert "validation error" not in text(out[label]) and "pydantic" not in text(out[label]), label
+    assert f"k must be between 1 and {mcp_server.MAX_K}, got 0" in text(out["k_zero"])
+    assert f"got {mcp_server.MAX_K + 1}" in text(out["k_past"])
+    assert "importance must be between 0 and 1" in text(out["importance_past"])
+    assert "ids must be a non-empty list" in text(out["no_ids"])
+    assert f"at most {mcp_server.MAX_IDS} ids" in text(out["many_ids"])
+    assert "is not a note id" in text(out["long_id"])
+    assert "kind must be one of" in text(out["bad_kind"])
+    assert out["k_max"]["results"][0]["id"] == "lock_timeout"
+    assert not list(store.glob("*heavy*")) and not list(store.glob("*kinded*"))

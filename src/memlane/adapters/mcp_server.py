@@ -373,11 +373,36 @@ def _constellation(index, unit: int, private) -> list[str]:
 
 def build_server(engine: Engine):
     """The ``MCPServer`` with memlane's tools and resources bound to ``engine``."""
+    from typing import Annotated
+
     from mcp.server import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError
     from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+    from pydantic import Field
 
     from .. import __version__
+    from ..store.vocabulary import NOTE_KINDS
+    from ..store.write import MAX_NAME
+
+    def bounds(**schema):
+        """The bounds the engine enforces, shown in the tool's input schema. The engine checks
+        them itself, so a value past them gets its plain refusal, not the SDK's validation report."""
+        return Field(json_schema_extra=schema)
+
+    def bounded(**types):
+        """The tool's parameters typed with their bounds, for the SDK to build the input schema from
+        (this module's annotations are strings, read in its globals: pydantic is not imported there)."""
+        def apply(func):
+            func.__annotations__.update(types)
+            return func
+        return apply
+
+    k_bounded = Annotated[int, bounds(minimum=1, maximum=MAX_K)]
+    id_bounded = Annotated[str, bounds(minLength=1, maxLength=200)]  # as _NAME, which _safe_name checks
+    ids_bounded = Annotated[list[str], bounds(minItems=1, maxItems=MAX_IDS)]
+    name_bounded = Annotated[str, bounds(minLength=1, maxLength=MAX_NAME)]
+    importance_bounded = Annotated[float, bounds(minimum=0, maximum=1)] | None
+    kind_bounded = Annotated[str, bounds(enum=list(NOTE_KINDS))] | None
 
     server = MCPServer("memlane", instructions=INSTRUCTIONS, version=__version__)  # the host shows it in /mcp
     one_at_a_time = threading.Lock()  # the SDK runs each call on a worker thread; the engine takes one at a time
@@ -398,6 +423,7 @@ def build_server(engine: Engine):
         return call
 
     @server.tool()
+    @bounded(k=k_bounded)
     def recall(query: str, depth: Literal["ids", "summary", "full"] = "ids", k: int = 5,
                scope: Literal["user", "team", "project"] | None = None, divergent: bool = False,
                domains: list[Literal["notes", "knowledge", "transcripts", "code"]] | None = None) -> str:
@@ -410,6 +436,7 @@ def build_server(engine: Engine):
         return _json(guarded(engine.recall)(query, depth, k, scope, divergent, domains))
 
     @server.tool()
+    @bounded(ids=ids_bounded)
     def get(ids: list[str], depth: Literal["ids", "summary", "full"] = "full") -> str:
         """Fetch notes by id (names from recall), at the depth you need: fetch on confirmation. Units of the
         other domains come by the id recall(domains=...) gave them: "knowledge:guide.md#Install",
@@ -417,11 +444,13 @@ def build_server(engine: Engine):
         return _json(guarded(engine.get)(ids, depth))
 
     @server.tool()
+    @bounded(id=id_bounded)
     def related(id: str) -> str:  # noqa: A002 - the protocol's word
         """The notes linked to a note: link type, direction, and the activation that flows along each link."""
         return _json(guarded(engine.related)(id))
 
     @server.tool()
+    @bounded(name=name_bounded, importance=importance_bounded, kind=kind_bounded)
     def remember(name: str, description: str, body: str,
                  type: Literal["user", "feedback", "project", "reference"] = "project",  # noqa: A002
                  recall: list[str] | None = None, paths: list[str] | None = None, importance: float | None = None,
@@ -438,11 +467,13 @@ def build_server(engine: Engine):
                                              scope))
 
     @server.tool()
+    @bounded(id=id_bounded)
     def archive(id: str) -> str:  # noqa: A002
         """Archive a note: it leaves default recall (its file stays) until restored or recalled in depth."""
         return _json(guarded(engine.set_state)(id, "archived"))
 
     @server.tool()
+    @bounded(id=id_bounded)
     def restore(id: str) -> str:  # noqa: A002
         """Bring an archived note back into default recall."""
         return _json(guarded(engine.set_state)(id, "active"))
