@@ -166,6 +166,15 @@ def test_a_repository_may_lower_budgets_but_not_raise_them(tmp_path, sealed_env)
     assert [r["key"] for r in config.refused] == ["inject.max_chars"]
 
 
+def test_a_repository_cannot_widen_how_many_earlier_turns_a_prompt_reads(tmp_path, sealed_env):
+    # each earlier turn is read from the transcript and searched with the prompt: a repository's
+    # config must not make every short prompt carry a long stretch of the session
+    config = load_config(repo_with(tmp_path, "[inject]\ncontext_turns = 100000\n"))
+    assert config.inject.context_turns == 1
+    assert [r["key"] for r in config.refused] == ["inject.context_turns"]
+    assert load_config(repo_with(tmp_path / "b", "[inject]\ncontext_turns = 0\n")).inject.context_turns == 0
+
+
 @pytest.mark.parametrize("text, key", [
     ('[stores]\nuser_store = "/tmp/evil"\n', "stores.user_store"),
     ("[stores]\nclaude_code = true\n", "stores.claude_code"),

@@ -44,7 +44,7 @@ POLICY: dict[str, str | dict[str, str]] = {
     "lifecycle": FREE,
     "embed": {"long_notes": FREE, "model": EMBEDDER},
     "inject": {"deep": FREE, "default_bracket": FREE, "moderate_full": FREE, "fresh_free": FREE,
-               "moderate_free": FREE, "refresh_minutes": FREE, "context_turns": FREE, "statusline_max_age_s": LOWER,
+               "moderate_free": FREE, "refresh_minutes": FREE, "context_turns": LOWER, "statusline_max_age_s": LOWER,
                "identity_tokens": LOWER, "project_tokens": LOWER, "room_tokens": LOWER, "deep_tokens": LOWER,
                "max_chars": LOWER, "menu_lines": LOWER, "menu_tokens": LOWER},
     "index": {"max_file_bytes": LOWER, "busy_timeout_ms": LOWER, "hit_log": OFF},
