@@ -261,3 +261,44 @@ def test_mcp_tools_act_on_the_team_note_a_name_means(configured, sealed_env, tmp
             engine.set_state("deploy_window", "archived")
     finally:
         engine.workspace.close()
+
+
+def test_nothing_is_written_to_a_team_only_the_repository_names(capsys, pg_server, sealed_env, tmp_path, store,
+                                                                 monkeypatch):
+    """A cloned repository's config may say which team to read; it never chooses where the user's
+    notes go: add, MCP remember and import refuse a team no file of the user's names, until the
+    user names it (``--team`` for an import, or their own config)."""
+    from memlane.adapters.mcp_server import Engine
+    from memlane.errors import ToolError
+
+    team = fresh_name("picked")
+    dsn = pg_server.member(team)
+    user = sealed_env / "config" / "memlane" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(f'[team]\ndsn = {json.dumps(dsn)}\n\n[embed]\nmodel = "fake"\n', encoding="utf-8")
+    repo = tmp_path / "cloned"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".memlane.toml").write_text(f'[team]\nname = "{team}"\n', encoding="utf-8")
+    monkeypatch.chdir(repo)
+    code, out, err = run(capsys, "add", "--scope", "team", "--name", "deploy_window", "--type", "feedback",
+                         "--description", "when planning a deploy", "--body", "Tuesday.", "--store", str(store))
+    assert code == 2 and "named only by the repository's config" in err
+    engine = Engine([str(store)], "fake", str(tmp_path / "i.sqlite"), str(repo))
+    try:
+        with pytest.raises(ToolError) as caught:
+            engine.remember("deploy_window", "when planning a deploy", "Tuesday.", type="feedback", scope="team")
+        assert "named only by the repository's config" in str(caught.value)
+    finally:
+        engine.workspace.close()
+    source = build_store(tmp_path / "source")
+    code, out, err = run(capsys, "team", "import", str(source))
+    assert code == 2 and f"--team {team}" in err
+    code, out, _ = run(capsys, "team", "status", "--json")  # reading the repository's team is fine
+    assert code == 0 and json.loads(out)["notes"] == 0
+    code, out, err = run(capsys, "team", "import", str(source), "--team", team, "--json")
+    assert code == 0 and json.loads(out)["added"] == len(STORE_NOTES), err
+    user.write_text(f'[team]\ndsn = {json.dumps(dsn)}\nname = "{team}"\n\n[embed]\nmodel = "fake"\n',
+                    encoding="utf-8")  # the user's own config names it: writes go there
+    code, out, err = run(capsys, "add", "--scope", "team", "--name", "deploy_window", "--type", "feedback",
+                         "--description", "when planning a deploy", "--body", "Tuesday.", "--store", str(store))
+    assert code == 0, err

@@ -239,6 +239,9 @@ class Config:
     sources: list[str] = field(default_factory=list)  # files read, for doctor
     repository_file: str | None = None  # the repository's own .memlane.toml, when there is one
     refused: list[dict] = field(default_factory=list)  # what that file asked for and may not change
+    #: ``team.name`` is the repository file's (none of the user's files names that team): such a
+    #: team is read from, never written to unless the user names it (``TeamScope.write_problem``)
+    team_named_by_repository: bool = False
 
     def validate(self) -> "Config":
         r = self.retrieve
@@ -432,8 +435,10 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
                 continue
             raise ConfigError(f"{path}: {exc}", path=path) from None
         if path == repo_file:
+            before = config.team.name
             config = _apply_repository(config, data, repo_root)
             config.repository_file = str(path)
+            config.team_named_by_repository = config.team.name != before
         else:
             try:
                 _apply(config, data, "")

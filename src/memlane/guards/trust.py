@@ -13,7 +13,8 @@ memlane's hooks in it. So the repository file is read through a policy, key by k
 - **off**: switches that may only be turned off (``stores.claude_code``, ``index.hit_log``,
   ``judge.enabled``: the judge's command, endpoint and model are the user's alone);
 - ``embed.model`` only when that embedder is registered here (else the user's applies);
-- ``team.name`` (which team of the user's team database) is free; the team's DSN, credentials
+- ``team.name`` (which team of the user's team database) is free for reading — nothing is written
+  to a team only the repository names (``TeamScope.write_problem``); the team's DSN, credentials
   and timeouts are the user's alone;
 - everything else is **refused**: the index path, the user store, commands, credentials, and
   keys memlane does not know. A refused key is reported (``memlane doctor`` lists them) and the

@@ -42,6 +42,8 @@ def _add(memory: "Memory", draft: Draft, *, apply: bool, dry_run: bool) -> dict:
     team = memory.team
     if team is None:
         raise WriteError("no team store is configured: set [team] dsn and name in your config (docs/team.md)")
+    if team.write_problem():
+        raise WriteError(team.write_problem())
     if draft.private:
         raise WriteError("a private note never enters the team store: drop --private, or write it to your user "
                          "store")

@@ -76,6 +76,8 @@ class TeamScope:
         self.config = config
         self.dsn = dsn or config.team.configured_dsn()
         self.name = name or config.team.name
+        #: the team came from a cloned repository's config alone: recall may read it, nothing writes to it
+        self.named_by_repository = not name and config.team_named_by_repository
         self.timeout_s = config.team.timeout_ms / 1000
         self.retry_s = config.team.retry_s
         self._pool, self._own_pool = pool, pool is None
@@ -94,6 +96,16 @@ class TeamScope:
         if not (config.team.configured_dsn() and config.team.name):
             return None
         return cls(config)
+
+    def write_problem(self) -> str | None:
+        """Why nothing may be written to this team, or None. A repository's ``.memlane.toml`` may
+        say which team to read, but a cloned repository must not choose where the user's notes go
+        (a team of the user's that the repository's authors picked)."""
+        if not self.named_by_repository:
+            return None
+        return (f"the team {self.name!r} is named only by the repository's config ({self.config.repository_file}); "
+                f"memlane writes only to a team you name: set [team] name = \"{self.name}\" in your own config"
+                f" (or pass --team {self.name} to memlane team import)")
 
     # -- the store --------------------------------------------------------------------
     @property

@@ -110,8 +110,8 @@ def _scope(args):
 
     config = load_config(git_root(Path.cwd()))
     dsn = getattr(args, "dsn", None) or config.team.configured_dsn()
-    name = getattr(args, "team", None) or config.team.name
-    if not dsn or not name:
+    name = getattr(args, "team", None)
+    if not dsn or not (name or config.team.name):
         raise UsageError("no team store configured: set [team] dsn and name in your config (or pass --dsn and "
                          "--team); `memlane team trial` starts one on this machine")
     require_driver()
@@ -157,6 +157,9 @@ def cmd_import(args) -> int:
     from ...team.transfer import import_folder
 
     team = _scope(args)
+    if team.write_problem() and not args.dry_run:
+        team.close()
+        raise UsageError(team.write_problem())
     bar = ProgressBar()
     try:
         def run():
