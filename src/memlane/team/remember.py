@@ -42,8 +42,9 @@ def _add(memory: "Memory", draft: Draft, *, apply: bool, dry_run: bool) -> dict:
     team = memory.team
     if team is None:
         raise WriteError("no team store is configured: set [team] dsn and name in your config (docs/team.md)")
-    if team.write_problem():
-        raise WriteError(team.write_problem())
+    refused = team.write_problem()
+    if refused:
+        raise WriteError(refused)
     if draft.private:
         raise WriteError("a private note never enters the team store: drop --private, or write it to your user "
                          "store")

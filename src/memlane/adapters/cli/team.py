@@ -157,9 +157,10 @@ def cmd_import(args) -> int:
     from ...team.transfer import import_folder
 
     team = _scope(args)
-    if team.write_problem() and not args.dry_run:
+    refused = None if args.dry_run else team.write_problem()
+    if refused:
         team.close()
-        raise UsageError(team.write_problem())
+        raise UsageError(refused)
     bar = ProgressBar()
     try:
         def run():
