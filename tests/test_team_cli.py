@@ -48,6 +48,26 @@ def test_import_status_export_history(capsys, configured, tmp_path):
         (source / "feedback_ci_cache.md").read_text()
     code, out, _ = run(capsys, "team", "history", "feedback_ci_cache", "--json")
     assert code == 0 and [v["version"] for v in json.loads(out)["versions"]] == [1]
+    # a teammate changes a note the user then edits in the exported folder: a conflict, until merged
+    from memlane.team.notes import TeamNotes
+    from memlane.team.postgres import PostgresStorage
+
+    storage = PostgresStorage(configured[0], namespace=configured[1])
+    try:
+        current = TeamNotes(storage).get("feedback_ci_cache")
+        TeamNotes(storage).write(current.text + "\nTheir line.\n", rel=current.rel, title=current.title,
+                                 hook=current.index_hook, section=current.index_section,
+                                 order=current.index_order, expected=current.version)
+    finally:
+        storage.close()
+    mine = tmp_path / "out" / "feedback_ci_cache.md"
+    mine.write_text(mine.read_text() + "\nMy line.\n")
+    code, out, _ = run(capsys, "team", "import", str(tmp_path / "out"))
+    assert code == 1 and "conflict feedback_ci_cache:" in out and "--overwrite feedback_ci_cache" in out
+    code, out, _ = run(capsys, "team", "import", str(tmp_path / "out"), "--overwrite", "feedback_ci_cache")
+    assert code == 0 and "1 updated" in out
+    code, out, _ = run(capsys, "team", "history", "feedback_ci_cache", "--text", "--json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1, 2, 3] and "My line." in out
 
 
 def test_recall_and_doctor_see_the_team(capsys, configured, tmp_path, store):

@@ -4,6 +4,7 @@ export`` (the S1 layout with its MEMORY.md); a round trip is lossless."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -201,3 +202,110 @@ def test_importing_a_folder_again_never_undoes_what_a_member_wrote_since(team, t
     team.write(stored.text, rel=stored.rel, title=stored.title, hook=stored.index_hook,  # back to version 1's text
                section=stored.index_section, order=stored.index_order, expected=2)
     assert import_folder(team, source)["unchanged"] == len(STORE_NOTES)  # the team's current text again
+
+
+def _bob_writes(team, name: str, line: str) -> str:
+    stored = team.get(name)
+    text = stored.text.replace("\n---\n", f"\n---\n{line}\n", 1)
+    team.write(text, rel=stored.rel, title=stored.title, hook=stored.index_hook, section=stored.index_section,
+               order=stored.index_order, expected=stored.version)
+    return text
+
+
+def test_a_file_edited_here_while_a_member_changed_its_note_is_a_conflict_not_an_overwrite(team, tmp_path):
+    """Alice exports the team's notes (version 1 of each) into her folder; Bob changes one in the
+    team (version 2); Alice edits her copy of it and imports the folder. Her file is neither
+    version: written, it would silently undo Bob's. It is a conflict, nothing written, until she
+    has merged the two and names the note with ``overwrite``."""
+    import_folder(team, build_store(tmp_path / "source"))
+    out = tmp_path / "alice"
+    assert export_folder(team, out)["record"] == "kept"
+    bob = _bob_writes(team, "feedback_ci_cache", "The cache key now includes the node version.")
+    mine = out / "feedback_ci_cache.md"
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nClear it after a lockfile bump.\n", encoding="utf-8")
+    for dry_run in (True, False):
+        report = import_folder(team, out, dry_run=dry_run)
+        [conflict] = report["conflicts"]
+        assert (conflict["name"], conflict["expected"], conflict["theirs"]) == ("feedback_ci_cache", 1, 2)
+        assert "--overwrite feedback_ci_cache" in conflict["reason"]
+    assert (report["updated"], report["unchanged"]) == (0, len(STORE_NOTES) - 1)
+    assert team.get("feedback_ci_cache").text == bob  # Bob's version stands
+    assert "lockfile bump" in mine.read_text(encoding="utf-8")  # and Alice's edit is where she left it
+    mine.write_text(bob + "\nClear it after a lockfile bump.\n", encoding="utf-8")  # merged
+    merged = import_folder(team, out, overwrite=("feedback_ci_cache",))
+    assert (merged["updated"], merged["conflicts"]) == (1, [])
+    assert team.get("feedback_ci_cache").version == 3
+    assert import_folder(team, out)["unchanged"] == len(STORE_NOTES)  # the record holds version 3 now
+
+
+def test_the_folder_s_record_is_kept_by_import_too(team, tmp_path):
+    """The same for a folder never exported: its first import records the version each file
+    became, so an edit made after it is told from a member's newer version."""
+    source = build_store(tmp_path / "source")
+    assert import_folder(team, source)["record"] == "kept"
+    _bob_writes(team, "project_postgres_upgrade", "The freeze moved to Q4.")
+    mine = source / "project_postgres_upgrade.md"
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nAsk the on-call first.\n", encoding="utf-8")
+    report = import_folder(team, source)
+    assert [c["name"] for c in report["conflicts"]] == ["project_postgres_upgrade"]
+    assert "Q4" in team.get("project_postgres_upgrade").text and "on-call" not in team.get("project_postgres_upgrade").text
+    other = source / "feedback_ci_cache.md"  # a note only Alice changed is written as its next version
+    other.write_text(other.read_text(encoding="utf-8") + "\nOne more thing.\n", encoding="utf-8")
+    again = import_folder(team, source)
+    assert again["updated"] == 1 and team.get("feedback_ci_cache").version == 2
+    record = json.loads((source / ".memlane-team.json").read_text(encoding="utf-8"))["teams"][team.team]
+    assert set(record) == set(files(source)) - {"MEMORY.md"}
+    assert record["feedback_ci_cache.md"]["version"] == 2
+    assert record["project_postgres_upgrade.md"]["version"] == 1  # still the version Alice's edit started from
+    other.unlink()
+    import_folder(team, source)
+    assert "feedback_ci_cache.md" not in json.loads((source / ".memlane-team.json").read_text())["teams"][team.team]
+
+
+def test_an_exported_file_unchanged_since_is_the_team_s_version_it_holds(team, tmp_path):
+    """Export cleans what it writes (a secret an older client stored is redacted): the file then
+    differs from the stored text, and importing the folder again wrote the cleaned text as a new
+    version of every such note. By the record, the file is the version it was exported from."""
+    import_folder(team, build_store(tmp_path / "source"))
+    stored = team.get("feedback_ci_cache")
+    with as_an_older_client():
+        team.write(stored.text + "\ntoken ghp_abcdefghijklmnopqrstuvwxyz0123456789\n", rel=stored.rel,
+                   title=stored.title, hook=stored.index_hook, section=stored.index_section,
+                   order=stored.index_order, expected=stored.version)
+    out = tmp_path / "out"
+    export_folder(team, out)
+    assert "ghp_" not in (out / "feedback_ci_cache.md").read_text(encoding="utf-8")
+    report = import_folder(team, out)
+    assert (report["updated"], report["unchanged"], report["conflicts"]) == (0, len(STORE_NOTES), [])
+    assert team.get("feedback_ci_cache").version == 2
+    with as_an_older_client():
+        _bob_writes(team, "feedback_ci_cache", "Bob was here.")
+    [skipped] = [s for s in import_folder(team, out)["skipped"] if s["path"].endswith("feedback_ci_cache.md")]
+    assert "version 2" in skipped["reason"] and "version 3" in skipped["reason"]
+
+
+@pytest.mark.parametrize("record", ["{not json", '{"teams": {"%s": {"feedback_ci_cache.md": {"name": 3}}}}', "[]",
+                                    '{"teams": []}'])
+def test_a_malformed_record_is_the_same_as_none(team, tmp_path, record, caplog):
+    source = build_store(tmp_path / "source")
+    import_folder(team, source)
+    (source / ".memlane-team.json").write_text(record.replace("%s", team.team), encoding="utf-8")
+    mine = source / "feedback_ci_cache.md"
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nOne more thing.\n", encoding="utf-8")
+    report = import_folder(team, source)
+    assert report["updated"] == 1 and report["record"] == "kept"
+
+
+def test_a_record_that_is_a_link_is_neither_read_nor_written_through(team, tmp_path):
+    source = build_store(tmp_path / "source")
+    import_folder(team, source)
+    elsewhere = tmp_path / "elsewhere.json"
+    (source / ".memlane-team.json").rename(elsewhere)
+    (source / ".memlane-team.json").symlink_to(elsewhere)
+    before = elsewhere.read_text(encoding="utf-8")
+    _bob_writes(team, "project_postgres_upgrade", "The freeze moved to Q4.")
+    mine = source / "project_postgres_upgrade.md"
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nAsk the on-call first.\n", encoding="utf-8")
+    report = import_folder(team, source)  # by the linked record, a conflict; without it, Alice's edit is written
+    assert (report["updated"], report["conflicts"], report["record"]) == (1, [], "not kept: it is a link")
+    assert elsewhere.read_text(encoding="utf-8") == before

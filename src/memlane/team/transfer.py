@@ -11,6 +11,14 @@ transaction each: interrupted, it resumes where it stopped when run again, with 
 duplicated (a note's name is unique in its team). Two imports of one folder at once both finish:
 whichever stores a note first, the other finds it there, the same.
 
+**The folder's record** (``.memlane-team.json``, kept by both): which version of the team's note
+each file holds, as export or import last left it. A file edited here while a member changed its
+note in the team is a conflict — neither is written over the other, both are said — until the
+user has merged the two and names the note with ``overwrite``. A file unchanged since is the
+team's version it holds: behind the team, it is skipped; not, it is unchanged (whatever export's
+cleaning did to it). A folder without a record (one never exported, or a record malformed) is
+compared with the team's history alone, as above.
+
 **Export** writes every note of the team to a folder in the S1 layout — each file as it was
 imported or written, byte for byte — and a ``MEMORY.md`` with their lines in their sections and
 order, so import → export → import is lossless. ``MEMORY.md`` is what Claude Code loads into the
@@ -27,6 +35,8 @@ never replaces a file that holds something else: it refuses, before writing anyt
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import re
@@ -45,8 +55,10 @@ BATCH = 200
 
 def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, ...] = (),
                   max_bytes: int = DEFAULT_MAX_BYTES, dry_run: bool = False, batch: int = BATCH,
-                  progress: Callable[[int, int], None] | None = None) -> dict:
-    """Import the notes of ``folder`` into the team of ``notes``; what happened to each."""
+                  overwrite: tuple[str, ...] = (), progress: Callable[[int, int], None] | None = None) -> dict:
+    """Import the notes of ``folder`` into the team of ``notes``; what happened to each.
+    ``overwrite``: names of notes whose file here is to be written over the team's newer
+    version all the same (the user merged the two)."""
     folder = Path(folder).expanduser().resolve()
     if not folder.is_dir():
         raise WriteError(f"{folder} is not a folder")
@@ -56,6 +68,9 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
               "refused": [], "skipped": [{"path": s.path, "reason": s.reason} for s in scan.skipped],
               "conflicts": [], "dry_run": dry_run}
     existing = notes.hashes()
+    recorded = _read_record(folder).get(notes.team, {})
+    kept: dict[str, dict] = {}  # what the record says after this import, per file
+    forced: set[str] = set()  # the files written over the team's newer version, as the user asked
     seen: set[str] = set()
     todo: list[NoteWrite] = []
     for note in scan.notes:
@@ -85,41 +100,74 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
                                       "in your environment or a secret manager and write where to find it instead"})
             continue
         current = existing.get(note.name)
-        if current is not None and current[0] == note_hash(text, rel, item.title, item.hook, item.section, item.order):
+        digest = note_hash(text, rel, item.title, item.hook, item.section, item.order)
+        if current is not None and current[0] == digest:
             report["unchanged"] += 1
+            kept[rel] = {"name": note.name, "version": current[1], "sha256": digest}
             continue
+        base = recorded.get(rel)
+        if current is not None and base is not None and base["name"] == note.name:
+            if base["sha256"] == digest:  # the file is as the last export or import here left it
+                if base["version"] >= current[1]:
+                    report["unchanged"] += 1
+                    kept[rel] = base
+                else:
+                    report["skipped"].append({"path": str(folder / rel), "reason": _behind_reason(
+                        base["version"], current[1], existing_by(notes, note.name))})
+                continue
+            if base["version"] < current[1] and note.name not in overwrite:  # changed here and in the team
+                theirs, by = current[1], existing_by(notes, note.name)
+                report["conflicts"].append({
+                    "name": note.name, "expected": base["version"], "theirs": theirs, "by": by, "rel": rel,
+                    "reason": f"{rel} was changed here since it held version {base['version']}, and {by} wrote "
+                              f"version {theirs} in the team meanwhile; nothing was written. Merge the two "
+                              f"(`memlane team history {note.name} --text` shows theirs), then import again with "
+                              f"--overwrite {note.name}"})
+                continue
         item.expected = None if current is None else current[1]
+        if note.name in overwrite:
+            forced.add(rel)
         todo.append(item)
-    behind = _behind(notes, [item for item in todo if item.expected is not None])
+    behind = _behind(notes, [item for item in todo if item.expected is not None and item.rel not in forced])
     if behind:
         for item in todo:
             if item.rel in behind:
                 mine, theirs, by = behind[item.rel]
-                report["skipped"].append({"path": str(folder / item.rel), "reason": (
-                    f"the team's note is newer: this file holds its version {mine}, the team has version {theirs} "
-                    f"(by {by}); nothing was written — export the team's notes to bring this folder up to date, "
-                    "or change the note with `memlane add --scope team`")})
+                report["skipped"].append({"path": str(folder / item.rel), "reason": _behind_reason(mine, theirs, by)})
         todo = [item for item in todo if item.rel not in behind]
     if dry_run:
         report["would_write"] = len(todo)
         return report
     for start in range(0, len(todo), batch):
-        _write_batch(notes, todo[start:start + batch], report)
+        _write_batch(notes, todo[start:start + batch], report, kept)
         if progress:
             progress(min(start + batch, len(todo)), len(todo))
+    present = {note.rel for note in scan.notes}
+    report["record"] = _write_record(folder, notes.team, {rel: e for rel, e in {**recorded, **kept}.items()
+                                                          if rel in present})
     return report
+
+
+def _behind_reason(mine: int, theirs: int, by: str) -> str:
+    return (f"the team's note is newer: this file holds its version {mine}, the team has version {theirs} (by {by}); "
+            "nothing was written — export the team's notes to bring this folder up to date, or change the note "
+            "with `memlane add --scope team`")
+
+
+def existing_by(notes: TeamNotes, name: str) -> str:
+    """Who wrote the team's current version of ``name`` (for a message)."""
+    note = notes.get(name)
+    return note.updated_by if note is not None else "?"
 
 
 def _behind(notes: TeamNotes, items: list[NoteWrite]) -> dict[str, tuple[int, int, str]]:
     """The items (updates of notes the team has) whose text is an earlier version of their note's,
     not its current one: the folder is behind the team, and writing it would undo what a member
     wrote since. rel -> (the version the file holds, the team's version, who wrote it)."""
-    import hashlib
-
     if not items:
         return {}
     names = [parse_text(item.text, item.rel).name for item in items]  # the note each would update
-    digests = [hashlib.sha256(item.text.encode("utf-8", "surrogatepass")).hexdigest() for item in items]
+    digests = [file_digest(item.text) for item in items]
     rows = notes.storage._rows(
         "SELECT DISTINCT ON (x.i) x.i, v.version, n.version, n.updated_by"
         " FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(name, digest, i)"
@@ -145,10 +193,11 @@ def secret_in(*texts: str | None) -> str | None:
     return None
 
 
-def _write_batch(notes: TeamNotes, items: list[NoteWrite], report: dict) -> None:
+def _write_batch(notes: TeamNotes, items: list[NoteWrite], report: dict, kept: dict[str, dict]) -> None:
     for item, result in zip(items, notes.write_many(items)):
         if not isinstance(result, VersionConflict):
             report["updated" if item.expected is not None else "added"] += 1
+            kept[item.rel] = {"name": result.name, "version": result.version, "sha256": result.content_hash}
             continue
         theirs = result.theirs
         if theirs is not None and theirs.content_hash == note_hash(item.text, item.rel, item.title, item.hook,
@@ -158,6 +207,68 @@ def _write_batch(notes: TeamNotes, items: list[NoteWrite], report: dict) -> None
             report["conflicts"].append({"name": result.name, "expected": result.expected,
                                         "theirs": theirs.version if theirs else None,
                                         "by": theirs.updated_by if theirs else None, "rel": item.rel})
+
+
+#: the folder's record of which version of the team's note each file holds
+RECORD_FILE = ".memlane-team.json"
+RECORD_MAX_BYTES = 20_000_000
+
+
+def file_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _read_record(folder: Path) -> dict[str, dict[str, dict]]:
+    """team -> file -> {name, version, sha256}, from the folder's record; {} when it has none, or
+    one that is a link, too large or malformed (logged: the import then goes by the history alone)."""
+    path = folder / RECORD_FILE
+    if not _exists(path):
+        return {}
+    try:
+        if path.is_symlink() or path.stat().st_size > RECORD_MAX_BYTES:
+            raise ValueError("a link or too large")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        teams = data["teams"]
+        return {team: {rel: {"name": e["name"], "version": e["version"], "sha256": e["sha256"]}
+                       for rel, e in files.items()
+                       if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("sha256"), str)
+                       and type(e.get("version")) is int}
+                for team, files in teams.items() if isinstance(files, dict)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("%s: not read (%s); each file is compared with the team's history alone", path, exc)
+        return {}
+
+
+def _exported(files: dict[str, str], notes: dict, index: str) -> dict[str, dict]:
+    """The record of an export: each file written, its note's version, and the hash an import of
+    it will compute (its text and its line in the ``MEMORY.md`` written)."""
+    line = {entry.file.removeprefix("./"): entry for entry in parse_memory_index(index)}
+    out = {}
+    for rel, text in files.items():
+        entry = line.get(rel)
+        digest = note_hash(text, rel, *((entry.title, entry.hook, entry.section, entry.line_no) if entry
+                                        else (None, None, None, None)))
+        out[rel] = {"name": notes[rel].name, "version": notes[rel].version, "sha256": digest}
+    return out
+
+
+def _write_record(folder: Path, team: str, files: dict[str, dict]) -> str:
+    """Keep ``files`` as the team's part of the folder's record (the other teams' parts as they
+    were): "kept", or why it was not (the import or export itself stands)."""
+    from ..store.write import atomic_write
+
+    path = folder / RECORD_FILE
+    if path.is_symlink():
+        log.warning("%s is a link: not written", path)
+        return "not kept: it is a link"
+    teams = {t: f for t, f in _read_record(folder).items() if t != team}
+    teams[team] = {rel: files[rel] for rel in sorted(files)}
+    try:
+        atomic_write(path, json.dumps({"teams": teams}, indent=1, ensure_ascii=False) + "\n")
+    except (OSError, WriteError) as exc:
+        log.warning("%s: not written (%s)", path, exc)
+        return f"not kept: {exc}"
+    return "kept"
 
 
 def _index_lines(folder: Path):
@@ -175,6 +286,7 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
     every = notes.all()
     quarantined, renamed, lines = [], [], []
     files: dict[str, str] = {}
+    names: dict[str, object] = {}  # file -> its note
     taken = {INDEX_FILE.casefold()}
     for note in sorted(every, key=lambda n: (n.index_order is None, n.index_order or 0, n.id)):
         risk = unit_risk(note.name, os.path.basename(note.rel), note.title, note.index_hook, note.index_section,
@@ -190,10 +302,12 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
             renamed.append({"name": note.name, "rel": note.rel, "as": rel})
         taken.add(rel.casefold())
         files[rel] = clean(note.text)
+        names[rel] = note
         if note.title is not None:
             lines.append((_one_line(note.index_section or ""),
                           _index_line(_one_line(note.title), rel, _one_line(note.index_hook or ""))))
-    clashes = [rel for rel, text in [*files.items(), (INDEX_FILE, _memory_md(lines))]
+    index = _memory_md(lines)
+    clashes = [rel for rel, text in [*files.items(), (INDEX_FILE, index)]
                if _exists(folder / rel) and _read(folder / rel) != text]
     outside = [rel for rel in files if (folder / rel).is_symlink() or not _inside(folder / rel, folder)]
     if outside:
@@ -204,14 +318,15 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
                          f"{', '.join(sorted(clashes)[:10])}{' …' if len(clashes) > 10 else ''}")
     written = 0
     folder.mkdir(parents=True, exist_ok=True)
-    for rel, text in [*files.items(), (INDEX_FILE, _memory_md(lines))]:  # MEMORY.md always, and last
+    for rel, text in [*files.items(), (INDEX_FILE, index)]:  # MEMORY.md always, and last
         target = folder / rel
         if _exists(target):
             continue  # the same already
         atomic_write(target, text)
         written += 1
     return {"folder": str(folder), "team": notes.team, "notes": len(every), "written": written,
-            "quarantined": quarantined, "renamed": renamed, "unlisted": sum(1 for n in every if n.title is None)}
+            "quarantined": quarantined, "renamed": renamed, "unlisted": sum(1 for n in every if n.title is None),
+            "record": _write_record(folder, notes.team, _exported(files, names, index))}
 
 
 _UNSAFE = re.compile(r"[^\w.\-]+")

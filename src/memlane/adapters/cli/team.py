@@ -39,9 +39,14 @@ def register(sub) -> None:
     p = _command(tsub, "import", cmd_import, "copy a folder of notes (a Claude Code memory folder) into the team",
                  "Import every note of a folder in Claude Code's memory layout into the team: idempotent by content "
                  "(run it again: only what changed is written, as a new version), resumable when interrupted, "
-                 "private notes refused.", "memlane team import ~/.claude/projects/-home-me-app/memory")
+                 "private notes refused. A file changed here while a member changed its note in the team is a "
+                 "conflict: neither is written over the other until you merge the two and name the note with "
+                 "--overwrite. The folder keeps a record of the version each file holds (.memlane-team.json).",
+                 "memlane team import ~/.claude/projects/-home-me-app/memory")
     p.add_argument("folder", help="the folder to import (MEMORY.md and its notes)")
     p.add_argument("--dry-run", action="store_true", help="say what would be written, write nothing")
+    p.add_argument("--overwrite", metavar="NAME", action="append", default=[],
+                   help="write this note's file over the team's newer version (after merging the two; repeatable)")
     p.add_argument("--embedder", metavar="NAME", help="embed the imported notes with this model ('none': leave it to "
                                                       "the daemon)")
 
@@ -166,7 +171,8 @@ def cmd_import(args) -> int:
         def run():
             team.open()
             report = import_folder(team.notes, args.folder, exclude=tuple(team.config.privacy.exclude),
-                                   dry_run=args.dry_run, progress=lambda d, t: bar("import", d, t))
+                                   dry_run=args.dry_run, overwrite=tuple(args.overwrite),
+                                   progress=lambda d, t: bar("import", d, t))
             if not args.dry_run:
                 embedder = None if args.embedder == "none" else resolve_embedder(args.embedder, team.config.embed.model)[0]
                 report["refresh"] = team._refresh(embedder, bar)
@@ -178,10 +184,13 @@ def cmd_import(args) -> int:
     lines = [f"{report['folder']} -> team {report['team']}: {report['added']} added, {report['updated']} updated, "
              f"{report['unchanged']} unchanged" + (f" (dry run: {report.get('would_write', 0)} would be written)"
                                                    if report["dry_run"] else "")]
+    if report.get("record", "kept") != "kept":
+        lines.append(f"the folder's record of each file's version was {report['record']}")
     lines += [f"refused {r['path']}: {r['reason']}" for r in report["refused"]]
     lines += [f"skipped {s['path']}: {s['reason']}" for s in report["skipped"]]
-    lines += [f"conflict {c['name']}: changed meanwhile (now version {c['theirs']} by {c['by']}); run the import "
-              "again to write yours as its next version" for c in report["conflicts"]]
+    lines += [f"conflict {c['name']}: " + (c.get("reason") or f"changed meanwhile (now version {c['theirs']} by "
+                                                              f"{c['by']}); run the import again to write yours as "
+                                                              "its next version") for c in report["conflicts"]]
     emit(args, report, "\n".join(lines))
     return 1 if report["conflicts"] else 0
 
@@ -195,6 +204,9 @@ def cmd_export(args) -> int:
     finally:
         team.close()
     lines = [f"team {report['team']} -> {report['folder']}: {report['notes']} notes, {report['written']} files written"]
+    if report["record"] != "kept":
+        lines.append(f"the folder's record of each file's version was {report['record']} (a later import cannot "
+                     "tell an edit made here from a member's newer version)")
     lines += [f"left out {q['name']} (no file, no MEMORY.md line): it reads as an instruction to the agent "
               f"({q['why']})" for q in report["quarantined"]]
     lines += [f"wrote {r['name']} as {r['as']}: its file {r['rel']!r} is not a plain name free in the folder"
