@@ -105,3 +105,20 @@ def test_one_team_can_neither_squat_another_s_ids_nor_probe_them(pg_server):
         b.close()
         for name in (a_team, b_team):
             pg_server.storage(namespace=name).drop_namespace()
+
+
+def test_a_member_can_neither_log_hits_as_another_nor_unfold_one(pg_server):
+    """The shared hit-log says which member's agent recalled a note, and lifecycle counts each
+    row once: a row is its writer's whatever the insert names, and a folded row stays folded."""
+    team = fresh_name("team")
+    alice, bob = pg_server.member(team), pg_server.member(team)
+    with connect(bob) as conn:
+        bob_role = conn.execute("SELECT current_user").fetchone()[0]
+    with connect(alice) as conn:
+        me = conn.execute("SELECT current_user").fetchone()[0]
+        conn.execute("INSERT INTO hits (team, t, unit, who, folded) VALUES (%s, 1, 'team://x/a.md', %s, true)",
+                     (team, bob_role))
+        assert conn.execute("SELECT who, folded FROM hits WHERE team = %s", (team,)).fetchall() == [(me, False)]
+        conn.execute("UPDATE hits SET folded = true WHERE team = %s", (team,))  # the fold
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="stays folded"):
+            conn.execute("UPDATE hits SET folded = false WHERE team = %s", (team,))

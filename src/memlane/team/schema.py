@@ -379,6 +379,24 @@ DROP INDEX notes_team_file;
 CREATE UNIQUE INDEX notes_team_file ON notes (team, rel_key);
 """
 
+# 8: a hit-log row says who recalled what, and lifecycle folds each row once. A member could
+# insert rows under another member's name (``who`` had only a default) and set a folded row
+# back to unfolded (the fold's one updatable column), counting a use again at every fold.
+_HITS_OWN = r"""
+CREATE FUNCTION hits_own() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        NEW.who := current_user;
+        NEW.folded := false;
+    ELSIF OLD.folded AND NOT NEW.folded THEN
+        RAISE EXCEPTION 'a folded hit stays folded' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END
+$fn$;
+CREATE TRIGGER hits_own BEFORE INSERT OR UPDATE ON hits FOR EACH ROW EXECUTE FUNCTION hits_own();
+"""
+
 #: (version, name, script): append-only; an applied script is never edited (its checksum is kept)
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "teams and membership", _TEAMS),
@@ -388,6 +406,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (5, "HNSW indexes", _hnsw()),
     (6, "a non-superuser owner's history; team-led index keys; one file per note", _OWNER_AND_KEYS),
     (7, "the file key a member's lookup can use", _FILE_KEY),
+    (8, "a hit-log row is its writer's, folded once", _HITS_OWN),
 )
 LATEST = MIGRATIONS[-1][0]
 
