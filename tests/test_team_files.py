@@ -53,7 +53,7 @@ def test_two_notes_of_one_file_name_stay_two_notes(member, tmp_path):
     assert "Tuesdays" in notes.get("deploy_window").text
     report = export_folder(notes, tmp_path / "out")
     assert report["written"] == 3 and sorted(p.name for p in (tmp_path / "out").iterdir()) == \
-        ["MEMORY.md", "deploy-2.md", "deploy.md"]
+        [".memlane-team.json", "MEMORY.md", "deploy-2.md", "deploy.md"]
     assert "make undo" in (tmp_path / "out" / "deploy-2.md").read_text()
     with connect(member[1]) as conn:  # the database holds it too, whatever a client sends
         with pytest.raises(Exception, match="notes_team_file"):
@@ -88,7 +88,7 @@ def test_export_never_lets_a_note_be_memory_md_or_leave_the_folder(member, tmp_p
     out = tmp_path / "out"
     report = export_folder(notes, out)
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(["MEMORY.md", "deploy.md"] + [f"plain_{n}.md" for n in range(5)])
+    assert names == sorted([".memlane-team.json", "MEMORY.md", "deploy.md"] + [f"plain_{n}.md" for n in range(5)])
     assert not (tmp_path / "escape.md").exists() and not list(out.glob("*/"))
     assert sorted(r["as"] for r in report["renamed"]) == [f"plain_{n}.md" for n in range(5)]
     index = parse_memory_index((out / "MEMORY.md").read_text())
