@@ -309,3 +309,24 @@ def test_a_record_that_is_a_link_is_neither_read_nor_written_through(team, tmp_p
     report = import_folder(team, source)  # by the linked record, a conflict; without it, Alice's edit is written
     assert (report["updated"], report["conflicts"], report["record"]) == (1, [], "not kept: it is a link")
     assert elsewhere.read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_a_line_added_above_a_note_s_in_memory_md_is_no_change_of_that_note(team, tmp_path, record):
+    """A note's place in MEMORY.md is its line number: a new note listed at the top moved every
+    other line down, and the next import wrote every note of the folder as a new version (with
+    the folder's record, or without one)."""
+    source = build_store(tmp_path / "source")
+    import_folder(team, source)
+    if not record:
+        (source / ".memlane-team.json").unlink()
+    _bob_writes(team, "feedback_ci_cache", "The cache key now includes the node version.")
+    write_note(source, "user_new.md", "---\nname: user_new\ndescription: when greeting\ntype: user\n---\nSay hi.\n")
+    index = source / "MEMORY.md"
+    index.write_text("- [New](user_new.md) — when greeting\n\n" + index.read_text(encoding="utf-8"), encoding="utf-8")
+    report = import_folder(team, source)
+    assert (report["added"], report["updated"], report["conflicts"]) == (1, 0, [])
+    assert report["unchanged"] == len(STORE_NOTES) - 1
+    [skipped] = [s for s in report["skipped"] if s["path"].endswith("feedback_ci_cache.md")]  # behind, not a conflict
+    assert "version 1" in skipped["reason"] and "version 2" in skipped["reason"]
+    assert all(n.version == 1 for n in team.all() if n.name != "feedback_ci_cache")

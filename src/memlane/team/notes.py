@@ -183,10 +183,11 @@ class TeamNotes:
     def all(self) -> list[TeamNote]:
         return [TeamNote.from_row(r) for r in self.storage._rows(f"{_SELECT} WHERE team = %s ORDER BY id", (self.team,))]
 
-    def hashes(self) -> dict[str, tuple[str, int]]:
-        """name -> (content hash, version) of every note (what an import compares against)."""
-        return {n: (h, v) for n, h, v in self.storage._rows(
-            "SELECT name, content_hash, version FROM notes WHERE team = %s", (self.team,))}
+    def hashes(self) -> dict[str, tuple[str, int, int | None]]:
+        """name -> (content hash, version, ``MEMORY.md`` place) of every note (what an import
+        compares against)."""
+        return {n: (h, v, o) for n, h, v, o in self.storage._rows(
+            "SELECT name, content_hash, version, index_order FROM notes WHERE team = %s", (self.team,))}
 
     def count(self) -> int:
         return self.storage._one("SELECT count(*) FROM notes WHERE team = %s", (self.team,))[0]

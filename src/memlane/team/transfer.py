@@ -3,7 +3,8 @@
 **Import** reads any store in the S1 layout (a Claude Code memory folder, a memlane store) as a
 scan reads it — privacy excludes never read, files outside the folder never followed — and
 stores each note with its file text exactly and its ``MEMORY.md`` line. It is idempotent by
-content hash (a note already there, the same, is left alone; a changed one becomes its next
+content hash (a note already there, the same, is left alone — its line moved up or down
+``MEMORY.md`` by lines added or removed around it is no change; a changed one becomes its next
 version, compare-and-set; a file that holds an earlier version of its note — the folder is
 behind the team, a member wrote since — is skipped and said so, never written back over the newer
 one), refuses ``private: true`` notes and notes holding a secret, and writes in batches of one
@@ -100,8 +101,10 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
                                       "in your environment or a secret manager and write where to find it instead"})
             continue
         current = existing.get(note.name)
-        digest = note_hash(text, rel, item.title, item.hook, item.section, item.order)
-        if current is not None and current[0] == digest:
+        # the record's hash leaves the place in MEMORY.md out: lines added or removed around a note's are no change
+        digest = note_hash(text, rel, item.title, item.hook, item.section)
+        if current is not None and current[0] in (note_hash(text, rel, item.title, item.hook, item.section, item.order),
+                                                  note_hash(text, rel, item.title, item.hook, item.section, current[2])):
             report["unchanged"] += 1
             kept[rel] = {"name": note.name, "version": current[1], "sha256": digest}
             continue
@@ -197,7 +200,8 @@ def _write_batch(notes: TeamNotes, items: list[NoteWrite], report: dict, kept: d
     for item, result in zip(items, notes.write_many(items)):
         if not isinstance(result, VersionConflict):
             report["updated" if item.expected is not None else "added"] += 1
-            kept[item.rel] = {"name": result.name, "version": result.version, "sha256": result.content_hash}
+            kept[item.rel] = {"name": result.name, "version": result.version,
+                              "sha256": note_hash(item.text, item.rel, item.title, item.hook, item.section)}
             continue
         theirs = result.theirs
         if theirs is not None and theirs.content_hash == note_hash(item.text, item.rel, item.title, item.hook,
@@ -241,13 +245,12 @@ def _read_record(folder: Path) -> dict[str, dict[str, dict]]:
 
 def _exported(files: dict[str, str], notes: dict, index: str) -> dict[str, dict]:
     """The record of an export: each file written, its note's version, and the hash an import of
-    it will compute (its text and its line in the ``MEMORY.md`` written)."""
+    it will compute (its text and its line in the ``MEMORY.md`` written, the line's place left out)."""
     line = {entry.file.removeprefix("./"): entry for entry in parse_memory_index(index)}
     out = {}
     for rel, text in files.items():
         entry = line.get(rel)
-        digest = note_hash(text, rel, *((entry.title, entry.hook, entry.section, entry.line_no) if entry
-                                        else (None, None, None, None)))
+        digest = note_hash(text, rel, *((entry.title, entry.hook, entry.section) if entry else (None, None, None)))
         out[rel] = {"name": notes[rel].name, "version": notes[rel].version, "sha256": digest}
     return out
 
