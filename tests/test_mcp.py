@@ -398,3 +398,56 @@ def test_the_tools_schemas_give_the_bounds_the_server_enforces(tmp_path, store):
     assert "kind must be one of" in text(out["bad_kind"])
     assert out["k_max"]["results"][0]["id"] == "lock_timeout"
     assert not list(store.glob("*heavy*")) and not list(store.glob("*kinded*"))
+
+
+def test_a_request_holding_half_a_character_is_answered(tmp_path, store):
+    """A client that cuts a text between the two halves of an emoji sends a lone ``\\ud83d``
+    escape; the SDK's parser refused the line and dropped it without an answer, and the caller
+    waited for ever. The half is read as U+FFFD; a whole pair, and every other line, as sent."""
+    import select
+    import subprocess
+    import time
+
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                 "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    wire = "\n".join(json.dumps(m) for m in lines) + "\n"
+    wire += ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":'
+             '{"query":"lock_timeout \\ud83d before ALTER"}}}\n')
+    wire += ('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":'
+             '{"query":"lock_timeout \\ud83d\\ude00 before ALTER"}}}\n')
+    env = {k: v for k, v in os.environ.items() if k.startswith(("MEMLANE", "XDG", "HOME", "PATH"))}
+    proc = subprocess.Popen([sys.executable, "-m", "memlane.adapters.cli", "mcp", "--store", str(store),
+                             "--embedder", "none", "--index", str(tmp_path / "i.sqlite")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        proc.stdin.write(wire.encode())
+        proc.stdin.flush()  # and kept open: the server stops at the end of its input
+        answers, deadline = {}, time.monotonic() + 60  # an unanswered request is waited for a minute, not for ever
+        while len(answers) < 3 and select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            line = proc.stdout.readline()
+            if not line:
+                break  # the server stopped: the assertion below says which answers are missing
+            answers[json.loads(line)["id"]] = json.loads(line)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    assert set(answers) == {1, 2, 3}
+    assert json.loads(answers[2]["result"]["content"][0]["text"])["query"] == "lock_timeout \ufffd before ALTER"
+    assert json.loads(answers[3]["result"]["content"][0]["text"])["query"] == "lock_timeout \U0001f600 before ALTER"
+
+
+@pytest.mark.parametrize("line, kept", [
+    (b'{"a": "x"}\n', True),
+    (b'{"a": "\\\\ud83d"}\n', True),        # an escaped backslash: the text "\ud83d", no character
+    (b'{"a": "\\ud83d\\ude00"}\n', True),   # a whole pair
+    (b'{"a": "\\ud83d', True),              # not JSON: the SDK answers it as it does
+    (b'{"a": ["\\udc00"], "\\ud800": 1}\n', False),
+])
+def test_only_a_line_with_half_a_character_is_rewritten(line, kept):
+    from memlane.adapters.mcp_server import whole_characters
+
+    out = whole_characters(line)
+    assert (out == line) is kept
+    if not kept:
+        assert json.loads(out) == {"a": ["\ufffd"], "\ufffd": 1}

@@ -507,7 +507,75 @@ def serve(stores: list[str] | None, embedder: str | None, index: str | None, *, 
     engine = Engine(stores, embedder, index, cwd if os.path.isdir(cwd) else None, docs=docs, transcripts=transcripts,
                     code=code)
     try:
+        whole_characters_in()
         build_server(engine).run()
     finally:
         engine.workspace.close()
     return 0
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_characters_in() -> None:
+    """Put a filter in front of this process's stdin (fd 0, before the SDK claims it): a request
+    whose JSON strings hold half a character (a lone ``\\ud83d`` escape: a client cut a text
+    between the two halves of an emoji) is read by the SDK's parser as invalid and dropped
+    without an answer, so its caller waits for ever. Such a line is passed on with U+FFFD for each
+    half; every other line byte for byte."""
+    wire = os.dup(0)
+    read_end, write_end = os.pipe()
+    os.dup2(read_end, 0)
+    os.close(read_end)
+
+    def pump() -> None:
+        try:
+            with os.fdopen(wire, "rb", buffering=0) as raw, os.fdopen(write_end, "wb") as out:
+                for line in iter(_LineReader(raw).readline, b""):
+                    out.write(whole_characters(line))
+                    out.flush()
+        except OSError as exc:  # the client went away, or the server stopped reading: EOF for the server
+            log.info("stdin filter stopped: %s", exc)
+
+    threading.Thread(target=pump, name="memlane-mcp-stdin", daemon=True).start()
+
+
+class _LineReader:
+    """Lines of a raw stream as they arrive (a buffered reader would wait for a full block)."""
+
+    def __init__(self, raw):
+        self.raw, self.pending = raw, b""
+
+    def readline(self) -> bytes:
+        while b"\n" not in self.pending:
+            chunk = self.raw.read(65536)
+            if not chunk:
+                line, self.pending = self.pending, b""
+                return line
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line + b"\n"
+
+
+def whole_characters(line: bytes) -> bytes:
+    """``line`` (one JSON-RPC message) with every half character in its strings made U+FFFD."""
+    if b"\\u" not in line or not re.search(rb"\\u[dD][89a-fA-F]", line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line  # not JSON: the SDK answers that as it does
+    fixed = _replace_halves(message)
+    if fixed == message:
+        return line  # escapes of whole characters (both halves of a pair)
+    return json.dumps(fixed, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def _replace_halves(value):
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_halves(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_halves(k): _replace_halves(v) for k, v in value.items()}
+    return value
