@@ -664,3 +664,30 @@ def test_a_git_exclude_file_linked_out_of_the_clone_is_not_appended_to(repo, tmp
     (tmp_path / "home" / "exclude").symlink_to(profile)
     assert cli(["install", "claude"]) == 0
     assert profile.read_text() == "export PATH\n"
+
+
+@pytest.mark.parametrize("text", ['{"hooks": {"SessionStart": "xy"}}', '{"hooks": {"UserPromptSubmit": {"a": 1}}}',
+                                  b'\xff\xfe{"hooks": {}}'])
+def test_a_settings_file_of_another_shape_or_encoding_is_reported_not_taken_apart(repo, capsys, text):
+    """An event that holds no list is not turned into one of its characters or keys, and a file that is not
+    UTF-8 is reported as the file it is: an error naming it, no traceback, the file untouched."""
+    path = repo / ".claude" / "settings.local.json"
+    path.parent.mkdir()
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    before = path.read_bytes()
+    for command in (["install", "claude"], ["uninstall", "claude"]):
+        assert cli(command) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and "Traceback" not in err
+        assert path.read_bytes() == before
+
+
+def test_a_group_whose_hooks_is_no_list_is_kept_as_it_is(repo):
+    path = repo / ".claude" / "settings.local.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": 3}]}}))
+    assert cli(["install", "claude"]) == 0
+    groups = read(path)["hooks"]["UserPromptSubmit"]
+    assert groups[0] == {"hooks": 3} and install.installed(path)
+    assert cli(["uninstall", "claude"]) == 0
+    assert read(path) == {"hooks": {"UserPromptSubmit": [{"hooks": 3}]}}

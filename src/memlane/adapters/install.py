@@ -199,6 +199,9 @@ def _without_ours(groups: list) -> list:
             if not _is_ours(group):
                 out.append(group)
             continue
+        if not isinstance(group.get("hooks", []), list):  # not a shape memlane writes: not its own, kept
+            out.append(group)
+            continue
         handlers = [h for h in group.get("hooks", []) if not (isinstance(h, dict) and _is_ours(h))]
         if handlers:
             out.append({**group, "hooks": handlers})
@@ -232,10 +235,10 @@ def _read_settings(path: Path, key: str, *, comments: bool = False) -> tuple[str
     """The file's text and its JSON object (empty when there is no file), which must hold an
     object under ``key`` if anything; a file that is not valid JSON — with ``comments``, JSON with
     comments — is never overwritten."""
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
     try:
+        before = path.read_text(encoding="utf-8") if path.exists() else ""
         settings = _loads(before, comments=comments) if before.strip() else {}
-    except ValueError as exc:
+    except ValueError as exc:  # UnicodeDecodeError too: a file that is not UTF-8 is not JSON either
         kind = "JSON (with comments)" if comments else "JSON"
         raise InstallError(f"{path} is not valid {kind} ({exc}); fix it first, memlane will not overwrite it") from None
     if not isinstance(settings, dict) or not isinstance(settings.get(key, {}), dict):
@@ -281,6 +284,8 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
     hooks = dict(settings.get("hooks", {}))
     events = _entries(spec, hook)
     for event in dict.fromkeys(event for event, _ in events):
+        if not isinstance(hooks.get(event, []), list):  # list() of an object or a string would take it apart
+            raise InstallError(f"{path}: unexpected shape (expected a list under 'hooks' > '{event}')")
         groups = _without_ours(list(hooks.get(event, [])))
         if not remove:
             groups += [entry for name, entry in events if name == event]
