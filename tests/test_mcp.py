@@ -258,6 +258,9 @@ def test_install_claude_mcp_registers_and_removes_the_server(tmp_path):
 
     with pytest.raises(InstallError, match="not valid JSON"):
         plan_mcp(tmp_path / "broken.json")
+    (tmp_path / "odd.json").write_text(json.dumps({"projects": {"/repo": 5}}))  # not an object: reported
+    with pytest.raises(InstallError, match="unexpected shape"):
+        plan_mcp(tmp_path / "odd.json", project="/repo")
 
 
 def test_the_hook_path_never_imports_mcp():

@@ -376,9 +376,10 @@ def plan_mcp(path: Path, *, remove: bool = False, command: str | None = None, pr
     ``claude mcp add memlane -- memlane mcp`` writes) — under ``projects.<project>`` when a
     project is named — or taken out; other servers and keys stay as they are."""
     before, settings = _read_settings(path, "projects" if project else "mcpServers")
-    holder = dict(settings.get("projects", {}).get(project, {})) if project else settings
+    holder = settings.get("projects", {}).get(project, {}) if project else settings
     if not isinstance(holder, dict) or not isinstance(holder.get("mcpServers", {}), dict):
         raise InstallError(f"{path}: unexpected shape (expected an object with a 'mcpServers' object)")
+    holder = dict(holder)
     servers = dict(holder.get("mcpServers", {}))
     servers.pop("memlane", None)
     if not remove:
