@@ -255,6 +255,16 @@ def test_garbage_stdin_exits_0_with_nothing_and_a_log_line(hook_env, raw, sealed
         assert "failed, nothing injected" in (sealed_env / "cache" / "hook.log").read_text()
 
 
+@pytest.mark.parametrize("raw, kind", [("[1]", "an array"), ('"hi"', "a string"), ("null", "null"),
+                                       ("7", "a number"), ("true", "a boolean")])
+def test_hook_input_that_is_no_object_is_named_in_json_words(raw, kind):
+    """What `memlane doctor` and `recall --prompt-json` show the user names JSON's kinds, not Python's types."""
+    from memlane.adapters.hook import parse_payload
+
+    with pytest.raises(ValueError, match=f"^hook input is {kind} in JSON, not an object$"):
+        parse_payload(raw)
+
+
 def test_a_broken_config_or_index_never_blocks(hook_env, monkeypatch, sealed_env):
     bad = hook_env["tmp"] / "bad.toml"
     bad.write_text("[retrieve\nk = ")

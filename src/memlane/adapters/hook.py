@@ -100,7 +100,8 @@ def parse_payload(raw: str, agent: str = DEFAULT) -> dict:
     """The hook's stdin as the layers read it; raises ``ValueError`` on anything but a JSON object."""
     payload = json.loads(raw) if raw.strip() else {}
     if not isinstance(payload, dict):
-        raise ValueError(f"hook input is a JSON {type(payload).__name__}, not an object")
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(payload), "a number")
+        raise ValueError(f"hook input is {kind} in JSON, not an object")
     if "\\ud" in raw.lower():  # a lone surrogate ("\ud83d" cut from its pair) cannot be written anywhere
         payload = map_strings(payload, whole_characters)
     return load(agent).normalise(payload)
