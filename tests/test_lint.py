@@ -272,6 +272,14 @@ def test_index_lines_that_disagree_with_their_notes(sound):
     assert "not listed" in messages["feedback_unlisted.md", None]
 
 
+def test_a_line_of_small_words_only_is_no_other_topic(sound):
+    """`memlane add --name me --description "who I am"` writes "- [me](user_me.md) — who I am": a line of
+    words too common to compare says no other topic than its note's."""
+    write_note(sound, "user_me.md", note("me", "who I am", "I am a backend dev."))
+    (sound / "MEMORY.md").write_text(SOUND_INDEX + "- [me](user_me.md) — who I am\n", encoding="utf-8")
+    assert not [f for f in found(run_lint(sound), "index-lines") if "shares no word" in f.message]
+
+
 def test_a_private_note_is_never_asked_into_memory_md_and_a_line_listing_one_is_flagged(sound):
     write_note(sound, "feedback_pin.md", note("pin", "When paying the office rent", "The card PIN is kept elsewhere.",
                                              "type: feedback\nprivate: true"))

@@ -449,7 +449,8 @@ def _line_against_note(line, note: _Note, where: str) -> list[Finding]:
                         f"line {line.line_no} ([{line.title}]({line.file})) has no hook: Claude Code decides from "
                         "the line alone whether to open the note; add \"— <when it applies>\"", other=note.path,
                         line=line.line_no)]
-    if not _stems(f"{line.title} {line.hook}") & _stems(f"{note.name} {Path(note.path).stem} {note.text}"):
+    said = _stems(f"{line.title} {line.hook}")  # none when the line is all small words ("me — who I am"): no topic
+    if said and not said & _stems(f"{note.name} {Path(note.path).stem} {note.text}"):
         return [Finding("index-lines", "warning", where,
                         f"line {line.line_no} ([{line.title}]({line.file}) — {line.hook}) shares no word with the "
                         f"note it points to ([[{note.name}]]: {note.description or 'no description'}): is it about "
