@@ -251,6 +251,17 @@ def test_a_command_line_builds_the_parser_of_its_own_command_alone(capsys, monke
     assert "invalid choice: 'recal'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, usage", [(["recall", "--top", "3", "x"], "memlane recall"),
+                                         (["team", "status", "--bogus"], "memlane team status"),
+                                         (["--bogus"], "memlane")])
+def test_an_unknown_option_is_told_with_its_commands_usage(capsys, argv, usage):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.startswith(f"usage: {usage} [")
+    assert f"{usage}: error: unrecognized arguments: " in err
+
+
 @pytest.mark.parametrize("command", ["init", "index", "recall", "show", "stats", "doctor"])
 def test_help_exits_0(capsys, command):
     with pytest.raises(SystemExit) as exit_info:

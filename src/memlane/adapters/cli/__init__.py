@@ -46,6 +46,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` ran: ``memlane team status``'s, else ``memlane``'s."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
+            return _innermost(action.choices[getattr(args, action.dest)], args)
+    return parser
+
+
 class _Said:
     """Records each line the log writes to stderr (``common.SAID``), and drops one already written."""
 
@@ -112,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     named = argv[0] if argv and any(argv[0] in module.COMMAND_NAMES for module in COMMANDS) else None
     parser = build_parser(named)  # a command the line does not name (a typo, --help): all of them
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said with the usage of the command given them, not memlane's
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     _stderr_logging(verbose=getattr(args, "verbose", False))
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
