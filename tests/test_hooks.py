@@ -247,6 +247,15 @@ def test_a_short_prompt_borrows_the_previous_user_turn(hook_env):
     assert report["shown"] and report["shown"][0]["name"] == "feedback_ci_cache"
 
 
+@pytest.mark.parametrize("path", [5, ["t.jsonl"], {"a": 1}, True])
+def test_a_transcript_path_that_is_no_string_is_no_transcript(hook_env, path):
+    """Not the setup's fault, so no "memory is off" for the user: the prompt is recalled as without a transcript."""
+    assert read_transcript(path).problem and read_gemini(path).problem
+    payload = {**prompt_payload(hook_env, "why is the CI cache stale after a rebase?"), "transcript_path": path}
+    proc = run_hook(hook_env, "user-prompt-submit", payload)
+    assert "systemMessage" not in proc.stdout and "feedback_ci_cache.md" in context_of(proc)
+
+
 @pytest.mark.parametrize("raw", ["not json at all", "[1, 2, 3]", "", "{\"prompt\": 42}"])
 def test_garbage_stdin_exits_0_with_nothing_and_a_log_line(hook_env, raw, sealed_env):
     proc = run_hook(hook_env, "user-prompt-submit", None, raw=raw)

@@ -103,7 +103,10 @@ def read_jsonl(path: str | Path | None, *, user_turns: int = 2) -> TranscriptVie
 def _open_file(path: str | Path):
     """``path`` opened for reading if it is a regular file; ``OSError`` otherwise. A FIFO would
     block the open until a writer came, and ``/dev/zero`` or a terminal never ends: either would
-    hold the hook (and the daemon's workspace) for good."""
+    hold the hook (and the daemon's workspace) for good. A ``transcript_path`` that is no string
+    (a number, a list: the hook input is the agent's, or anyone's) is no file either."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise OSError(errno.EINVAL, "not a file path", repr(path))
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
