@@ -5,6 +5,8 @@ export`` (the S1 layout with its MEMORY.md); a round trip is lossless."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 from pathlib import Path
 
@@ -285,15 +287,33 @@ def test_an_exported_file_unchanged_since_is_the_team_s_version_it_holds(team, t
 
 
 @pytest.mark.parametrize("record", ["{not json", '{"teams": {"%s": {"feedback_ci_cache.md": {"name": 3}}}}', "[]",
-                                    '{"teams": []}'])
+                                    '{"teams": []}', "[" * 100_000 + "]" * 100_000,
+                                    '{"teams": {"other\\ud800": {}, "%s": {}}}', "fifo", "folder"])
 def test_a_malformed_record_is_the_same_as_none(team, tmp_path, record, caplog):
+    """A cloned folder's record is anyone's: nested too deep to parse (RecursionError), a lone
+    surrogate no UTF-8 can hold (it failed the write back, after the import), a FIFO (the read
+    blocked for ever), a folder: none of them is read, and the import goes on."""
     source = build_store(tmp_path / "source")
     import_folder(team, source)
-    (source / ".memlane-team.json").write_text(record.replace("%s", team.team), encoding="utf-8")
+    path = source / ".memlane-team.json"
+    path.unlink()
+    if record == "fifo":
+        os.mkfifo(path)
+    elif record == "folder":
+        path.mkdir()
+    else:
+        path.write_text(record.replace("%s", team.team), encoding="utf-8")
     mine = source / "feedback_ci_cache.md"
     mine.write_text(mine.read_text(encoding="utf-8") + "\nOne more thing.\n", encoding="utf-8")
-    report = import_folder(team, source)
-    assert report["updated"] == 1 and report["record"] == "kept"
+    if record == "fifo":  # a stuck read must fail the test, not hang it
+        signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the import blocked reading the FIFO"))
+        signal.alarm(20)
+    try:
+        report = import_folder(team, source)
+    finally:
+        signal.alarm(0)
+    assert report["updated"] == 1
+    assert report["record"].startswith("not kept" if record == "folder" else "kept")
 
 
 def test_a_record_that_is_a_link_is_neither_read_nor_written_through(team, tmp_path):

@@ -224,21 +224,24 @@ def file_digest(text: str) -> str:
 
 def _read_record(folder: Path) -> dict[str, dict[str, dict]]:
     """team -> file -> {name, version, sha256}, from the folder's record; {} when it has none, or
-    one that is a link, too large or malformed (logged: the import then goes by the history alone)."""
+    one that is a link, no regular file (a FIFO would block the read), too large or malformed
+    (nested too deep to parse, or escapes no UTF-8 can hold: it could not be written back) —
+    logged: the import then goes by the history alone."""
     path = folder / RECORD_FILE
     if not _exists(path):
         return {}
     try:
-        if path.is_symlink() or path.stat().st_size > RECORD_MAX_BYTES:
-            raise ValueError("a link or too large")
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > RECORD_MAX_BYTES:
+            raise ValueError("a link, no regular file or too large")
         data = json.loads(path.read_text(encoding="utf-8"))
+        json.dumps(data, ensure_ascii=False).encode("utf-8")  # a lone surrogate ("\ud800") fails here, not at the write
         teams = data["teams"]
         return {team: {rel: {"name": e["name"], "version": e["version"], "sha256": e["sha256"]}
                        for rel, e in files.items()
                        if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("sha256"), str)
                        and type(e.get("version")) is int}
                 for team, files in teams.items() if isinstance(files, dict)}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         log.warning("%s: not read (%s); each file is compared with the team's history alone", path, exc)
         return {}
 
