@@ -264,6 +264,28 @@ def test_the_folder_s_record_is_kept_by_import_too(team, tmp_path):
     assert "feedback_ci_cache.md" not in json.loads((source / ".memlane-team.json").read_text())["teams"][team.team]
 
 
+def test_undoing_one_s_own_change_in_the_folder_is_written_not_taken_for_the_folder_being_behind(team, tmp_path):
+    """Alice changes a note and imports it (version 2), then undoes her change in the file and
+    imports again: its text is version 1's, and by the history alone the folder looked behind the
+    team (skipped: "the team's note is newer"). The record says the file held version 2, the
+    team's current one: the undo is Alice's edit, written as version 3."""
+    source = build_store(tmp_path / "source")
+    import_folder(team, source)
+    mine = source / "feedback_ci_cache.md"
+    original = mine.read_text(encoding="utf-8")
+    mine.write_text(original + "\nClear it after a lockfile bump.\n", encoding="utf-8")
+    assert import_folder(team, source)["updated"] == 1
+    mine.write_text(original, encoding="utf-8")
+    report = import_folder(team, source)
+    assert (report["updated"], report["skipped"], report["conflicts"]) == (1, [], [])
+    assert team.get("feedback_ci_cache").version == 3 and team.get("feedback_ci_cache").text == original
+    (source / ".memlane-team.json").write_text(json.dumps({"teams": {team.team: {"feedback_ci_cache.md": {
+        "name": "feedback_ci_cache", "version": 99, "sha256": "0" * 64}}}}), encoding="utf-8")
+    mine.write_text(original + "\nClear it after a lockfile bump.\n", encoding="utf-8")  # version 2's text
+    [skipped] = import_folder(team, source)["skipped"]  # a record claiming a version the team never had proves nothing
+    assert "version 2" in skipped["reason"] and team.get("feedback_ci_cache").version == 3
+
+
 def test_an_exported_file_unchanged_since_is_the_team_s_version_it_holds(team, tmp_path):
     """Export cleans what it writes (a secret an older client stored is redacted): the file then
     differs from the stored text, and importing the folder again wrote the cleaned text as a new

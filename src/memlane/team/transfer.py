@@ -71,7 +71,7 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
     existing = notes.hashes()
     recorded = _read_record(folder).get(notes.team, {})
     kept: dict[str, dict] = {}  # what the record says after this import, per file
-    forced: set[str] = set()  # the files written over the team's newer version, as the user asked
+    forced: set[str] = set()  # the files written though their text is an earlier version's (the user's say)
     seen: set[str] = set()
     todo: list[NoteWrite] = []
     for note in scan.notes:
@@ -127,6 +127,8 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
                               f"(`memlane team history {note.name} --text` shows theirs), then import again with "
                               f"--overwrite {note.name}"})
                 continue
+            if base["version"] == current[1]:  # edited here from the team's current version: the user's,
+                forced.add(rel)                # even an undo back to an earlier version's text
         item.expected = None if current is None else current[1]
         if note.name in overwrite:
             forced.add(rel)
