@@ -122,3 +122,29 @@ def test_a_member_can_neither_log_hits_as_another_nor_unfold_one(pg_server):
         conn.execute("UPDATE hits SET folded = true WHERE team = %s", (team,))  # the fold
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="stays folded"):
             conn.execute("UPDATE hits SET folded = false WHERE team = %s", (team,))
+
+
+def test_a_member_cannot_squat_the_hit_log_ids_another_team_s_inserts_need(pg_server):
+    """``hits.id`` is one identity for every team: with OVERRIDING SYSTEM VALUE a member of one
+    team inserted the ids the sequence hands out next, and every other team's hit-log insert
+    failed on them (its recall's uses lost, its notes sliding to dormant)."""
+    from memlane.team.usage import TeamHitLog
+
+    mine, theirs = fresh_name("team"), fresh_name("team")
+    mallory = pg_server.member(mine)
+    storage = PostgresStorage(pg_server.member(theirs), namespace=theirs)
+    try:
+        log = TeamHitLog(storage)
+        assert log.record("deploy", [{"path": f"team://{theirs}/a.md", "name": "a"}])
+        with connect(mallory) as conn:
+            conn.execute("INSERT INTO hits (team, t, unit) VALUES (%s, 1, 'u')", (mine,))
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute("INSERT INTO hits (id, team, t, unit) OVERRIDING SYSTEM VALUE SELECT g, %s, 1, 'u'"
+                             " FROM generate_series((SELECT max(id) FROM hits) + 1, (SELECT max(id) FROM hits) + 20) g",
+                             (mine,))
+            conn.rollback()
+        assert log.record("deploy", [{"path": f"team://{theirs}/a.md", "name": "a"}])
+        with connect(mallory) as conn:  # an insert as the hit-log writes one still works
+            conn.execute("INSERT INTO hits (team, t, unit, who, folded) VALUES (%s, 2, 'u', 'x', true)", (mine,))
+    finally:
+        storage.close()

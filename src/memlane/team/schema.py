@@ -397,6 +397,16 @@ $fn$;
 CREATE TRIGGER hits_own BEFORE INSERT OR UPDATE ON hits FOR EACH ROW EXECUTE FUNCTION hits_own();
 """
 
+# 9: a hit-log row's id is the server's. Its identity is one sequence for every team, and
+# OVERRIDING SYSTEM VALUE let a member insert the ids the sequence gives next (squatting them:
+# every other team's recall then failed to log its hits, and its notes slid to dormant) or probe
+# which exist. A member inserts every column but the id.
+_HITS_ID = r"""
+REVOKE INSERT ON hits FROM memlane_team;
+GRANT INSERT (team, t, session, q, unit, name, rank, layer, depth, bracket, score, parts, who, folded)
+    ON hits TO memlane_team;
+"""
+
 #: (version, name, script): append-only; an applied script is never edited (its checksum is kept)
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "teams and membership", _TEAMS),
@@ -407,6 +417,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "a non-superuser owner's history; team-led index keys; one file per note", _OWNER_AND_KEYS),
     (7, "the file key a member's lookup can use", _FILE_KEY),
     (8, "a hit-log row is its writer's, folded once", _HITS_OWN),
+    (9, "a hit-log row's id is the server's", _HITS_ID),
 )
 LATEST = MIGRATIONS[-1][0]
 
