@@ -119,6 +119,36 @@ def test_an_interrupted_import_resumes_with_nothing_duplicated(team, tmp_path, m
     assert team.count() == len(STORE_NOTES)
 
 
+def test_an_interrupted_import_s_record_holds_what_it_wrote(team, tmp_path, monkeypatch):
+    """Alice's import (of files she edited since the last) is interrupted after its first batch;
+    Bob changes one of the notes it wrote; Alice imports again, her file untouched since. The
+    record was written only at the end, so it still said her file held the version before hers:
+    a conflict, for a file she never edited since it was stored. It is the folder being behind."""
+    source = build_store(tmp_path / "source")
+    import_folder(team, source)
+    for path in sorted(source.glob("*.md")):
+        if path.name != "MEMORY.md":
+            path.write_text(path.read_text(encoding="utf-8") + "\nReviewed in May.\n", encoding="utf-8")
+    real, calls = TeamNotes.write_many, []
+
+    def failing(self, items):
+        calls.append(len(items))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, items)
+
+    monkeypatch.setattr(TeamNotes, "write_many", failing)
+    with pytest.raises(KeyboardInterrupt):
+        import_folder(team, source, batch=3)
+    monkeypatch.setattr(TeamNotes, "write_many", real)
+    [written, *_] = [n for n in team.all() if n.version == 2]
+    _bob_writes(team, written.name, "Bob was here.")
+    report = import_folder(team, source, batch=3)
+    assert report["conflicts"] == []
+    assert [s for s in report["skipped"] if s["path"].endswith(written.rel)]
+    assert report["updated"] == len(STORE_NOTES) - 3
+
+
 def test_two_imports_of_one_folder_at_once(team, tmp_path):
     source = build_store(tmp_path / "source")
     reports, errors = [], []

@@ -143,13 +143,15 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
     if dry_run:
         report["would_write"] = len(todo)
         return report
-    for start in range(0, len(todo), batch):
-        _write_batch(notes, todo[start:start + batch], report, kept)
-        if progress:
-            progress(min(start + batch, len(todo)), len(todo))
-    present = {note.rel for note in scan.notes}
-    report["record"] = _write_record(folder, notes.team, {rel: e for rel, e in {**recorded, **kept}.items()
-                                                          if rel in present})
+    try:
+        for start in range(0, len(todo), batch):
+            _write_batch(notes, todo[start:start + batch], report, kept)
+            if progress:
+                progress(min(start + batch, len(todo)), len(todo))
+    finally:  # interrupted too: the batches written are the versions their files hold
+        present = {note.rel for note in scan.notes}
+        report["record"] = _write_record(folder, notes.team, {rel: e for rel, e in {**recorded, **kept}.items()
+                                                              if rel in present})
     return report
 
 
