@@ -152,6 +152,27 @@ def test_a_hook_for_a_folder_whose_path_is_not_utf8_says_why(repo, sealed_env, t
     assert "failed, nothing injected" in (sealed_env / "cache" / "hook.log").read_text()
 
 
+@pytest.mark.parametrize("mistake, said", [(["--store", "/nonexistent/notes"], "--store /nonexistent/notes is not a"),
+                                           (["--embedder", "nosuch"], "--embedder 'nosuch' is no model")])
+def test_a_mistake_in_the_hook_s_own_command_is_told_once(repo, sealed_env, monkeypatch, capsys, mistake, said):
+    """A store the installed command names that is no folder answered nothing, and an embedder
+    memlane does not know answered keyword-only, both without a word; and the daemon started for
+    them idled (or died) unseen. The user is told once a session, and no daemon is left for it."""
+    outs = []
+    for session in ("m1", "m1", "m2"):
+        payload = {"session_id": session, "cwd": str(repo), "prompt": "how do we deploy?"}
+        monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(payload)))
+        assert hookclient.main(["user-prompt-submit", *mistake, "--no-daemon"]) == 0
+        outs.append(capsys.readouterr().out)
+    first, again, other = outs
+    assert said in json.loads(first)["systemMessage"] and "additionalContext" not in first
+    assert again == "" and said in json.loads(other)["systemMessage"]  # once a session
+    daemon = subprocess.run([sys.executable, "-m", "memlane.adapters.daemon", "--root", str(repo), *mistake,
+                             "--idle-minutes", "0.5"], capture_output=True, timeout=60)
+    assert daemon.returncode == 1  # the daemon stops at once, saying why in the log
+    assert said in (sealed_env / "cache" / "hook.log").read_text().split("daemon failed")[-1]
+
+
 def test_a_working_hook_says_nothing_to_the_user(repo, sealed_env):
     write_note(sealed_env / "data" / "memlane" / "user", "user_deploy.md",
                "---\nname: user_deploy\ndescription: how we deploy\ntype: user\n---\nDeploy with make ship.\n")

@@ -339,12 +339,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES)
     args = parser.parse_args(argv)
     tune_threads()
-    from .hook import _file_logging
+    from .hook import _file_logging, check_hook_command
 
     _file_logging()
     root = args.root or project_root(None)
     key = args.key or daemon_key(root, args.store, args.embedder, args.index)
     try:
+        check_hook_command(args.store, args.embedder)  # no daemon idles on a mistake: the hooks say it
         return serve(key, root, args.store, args.embedder, args.index, idle_minutes=args.idle_minutes)
     except Exception as exc:  # noqa: BLE001 - logged; the hooks fall back to answering themselves
         log.warning("daemon failed: %s: %s", type(exc).__name__, exc)

@@ -148,12 +148,30 @@ def _final_text(text: str, max_chars: int) -> str:
     return cut(clean(text), max_chars)
 
 
+def check_hook_command(stores: list[str] | None, embedder: str | None) -> None:
+    """Raise ``ConfigError`` when the hook's own command line names a store that is no folder or
+    an embedder memlane does not know: a mistake in the installed command, said to the user once
+    a session (a missing store had answered nothing, and a wrong embedder keyword-only, silently)."""
+    from ..errors import ConfigError
+
+    for folder in stores or ():
+        if not os.path.isdir(folder):
+            raise ConfigError(f"the hook command's --store {folder} is not a folder")
+    if embedder and embedder not in ("none", "default"):
+        from ..embed import _BUILTIN, available_embedders
+
+        if embedder not in _BUILTIN and embedder not in available_embedders():
+            raise ConfigError(f"the hook command's --embedder {embedder!r} is no model memlane knows "
+                              f"(known: {', '.join(available_embedders())}, none)")
+
+
 def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
              explain: bool = False, stdin=None, stdout=None, refresh: bool = True, agent: str = DEFAULT,
-             unsafe_socket_folder: str | None = None) -> int:
+             unsafe_socket_folder: str | None = None, wanted_embedder: str | None = None) -> int:
     """One hook event in this process. ``refresh=False``: use the index as it is when it has
     notes (the fast fallback while the daemon starts). ``unsafe_socket_folder``: the client
-    refused the daemon's folder (said in the log, each time)."""
+    refused the daemon's folder (said in the log, each time). ``wanted_embedder``: the model the
+    hook's command names when this answer is keyword-only all the same (checked, not loaded)."""
     from .hookclient import turned_off
 
     if turned_off():
@@ -167,6 +185,7 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
     payload = None
     try:
         payload = parse_payload(stdin.read(), agent)
+        check_hook_command(stores, wanted_embedder or embedder)
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         from ..memory import Memory
 
