@@ -196,3 +196,13 @@ def test_yaml_aliases_are_not_expanded():
 def test_a_glob_in_paths_is_no_alias():
     fm = split_frontmatter('---\nname: x\npaths: ["src/*.py", "docs/**"]\n---\nbody\n')
     assert fm.fields["paths"] == ["src/*.py", "docs/**"] and not fm.problems
+
+
+@pytest.mark.parametrize("line", ["name: [broken", "name: a]b", "name: 'a|b'", 'name: "two\\nlines"'])
+def test_a_name_no_link_can_reach_is_the_file_s(line):
+    """``name: [broken`` (a YAML list left open) was the note's name: ``link --suggest`` proposed
+    ``[[[broken]]`` and the hook's menu showed it; the file's name stands in, and says why."""
+    note = parse_note(f"---\n{line}\ndescription: d\n---\nbody\n", path=Path("project_x.md"), rel="project_x.md",
+                      scope="project", store=Path("."))
+    assert note.name == "project_x"
+    assert any("a [[link]] cannot" in p for p in note.problems)

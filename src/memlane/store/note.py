@@ -15,7 +15,7 @@ from .vocabulary import NOTE_KINDS, NOTE_TYPES  # noqa: F401 - NOTE_KINDS: its h
 
 NOTE_STATUSES = ("active", "dormant", "archived")
 #: bump when a note's text is read into different fields: every cached parse is then dropped
-PARSER_VERSION = "4"
+PARSER_VERSION = "5"
 
 
 def answer_keys(name: str, path: str) -> set[str]:
@@ -100,6 +100,7 @@ def _flag(fields: dict, meta: dict, name: str):
     return None
 
 
+_UNLINKABLE = re.compile(r"[\[\]|\n\r\x00-\x1f]")
 _PUBLIC, _TRUE = {"false", "no", "n", "off", "0", ""}, {"true", "yes", "y", "on", "1"}
 #: a ``private: true`` line however it is indented: the flag holds where YAML could not read it
 _PRIVATE_LINE = r"^[ \t]*['\"]?private['\"]?[ \t]*:[ \t]*['\"]?(?:true|yes|y|on|1)['\"]?[ \t]*(?:#.*)?$"
@@ -133,8 +134,13 @@ def parse_note(text: str, *, path: Path, rel: str, scope: str, store: Path, mtim
     if status and status not in NOTE_STATUSES:
         problems.append(f"unknown status {status!r}; treated as active")
         status = None
+    name = _as_text(f.get("name"))
+    if _UNLINKABLE.search(name):  # "name: [broken" (a YAML list left open) would be a name no [[link]] can reach
+        problems.append(f"name {name[:60]!r} holds what a [[link]] cannot (a bracket, '|', a line break); "
+                        f"the file's name {stem!r} is used")
+        name = ""
     return Note(
-        name=_as_text(f.get("name")) or stem,
+        name=name or stem,
         path=path,
         rel=rel,
         scope=scope,
