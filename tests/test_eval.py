@@ -279,7 +279,7 @@ def test_run_eval_end_to_end_with_fake_embedder(corpus_dir: Path, tmp_path: Path
     json.loads(to_json(result))
     json.dumps(result)  # JSON-able as is: the CLI dumps it without a default=
     text = format_report(result)
-    assert "delivered" in text and "ranking, a diagnostic" in text and "gate" in text and "hybrid" in text
+    assert "delivered" in text and "ranking, a diagnostic" in text and "meaning (embeddings) against keyword search alone" in text and "hybrid" in text
     assert text.index("delivered") < text.index("ranking, a diagnostic")  # the product's figures first
     # a second run takes every passage and query vector from the shared cache
     again = run_eval(ds, modes=("keyword", "hybrid"), ks=(1,), embedder="fake", cache_path=cache)
