@@ -251,3 +251,19 @@ def test_the_hook_log_keeps_a_line_that_quotes_a_path_not_utf8(sealed_env, tmp_p
     assert hookclient.main(["user-prompt-submit", "--no-daemon"]) == 0
     assert "Logging error" not in capsys.readouterr().err
     assert "no memory folders configured for" in (sealed_env / "cache" / "hook.log").read_text()
+
+
+def test_doctor_lists_the_hooks_failures_since_the_last_answer(sealed_env):
+    """A failure a later hook answer followed (the config fixed since) is past: doctor listed
+    it above "memory works here." for a day."""
+    from memlane.adapters.doctor import recent_hook_failures
+
+    now = time.strftime("%Y-%m-%d %H:%M:%S")
+    failed = f"{now},100 1 memlane: hook user-prompt-submit failed, nothing injected: ConfigError: bad"
+    answered = f"{now},200 2 memlane: hook user-prompt-submit: session s1, 2164 chars in 281 ms"
+    log = sealed_env / "cache" / "hook.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"{failed}\n{answered}\n", encoding="utf-8")
+    assert recent_hook_failures() == []
+    log.write_text(f"{answered}\n{failed}\n", encoding="utf-8")
+    assert recent_hook_failures() == [failed]

@@ -7,6 +7,7 @@ hooks stay silent on these (a hook never blocks the agent); the doctor is where 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -202,7 +203,8 @@ def check_judge(memory: Memory) -> list[Problem]:
 
 
 def recent_hook_failures(hours: float = 24.0, limit: int = 3) -> list[str]:
-    """The last hook failures logged in ``hook.log`` within ``hours`` (newest last)."""
+    """The last hook failures logged in ``hook.log`` within ``hours`` (newest last), since the
+    last hook that answered: a failure a later answer followed (the config fixed since) is past."""
     path = cache_home() / "hook.log"
     try:
         if time.time() - path.stat().st_mtime > hours * 3600:
@@ -213,8 +215,13 @@ def recent_hook_failures(hours: float = 24.0, limit: int = 3) -> list[str]:
     except OSError:
         return []
     cutoff = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - hours * 3600))
-    failed = [line for line in lines if (" failed" in line or "not answered" in line) and line[:19] >= cutoff]
+    answered = max((n for n, line in enumerate(lines) if _ANSWERED.search(line)), default=-1)
+    failed = [line for line in lines[answered + 1:] if (" failed" in line or "not answered" in line)
+              and line[:19] >= cutoff]
     return failed[-limit:]
+
+
+_ANSWERED = re.compile(r" memlane: hook [\w-]+: session .*, \d+ chars in \d+ ms$")
 
 
 def _program(command: str) -> str | None:
