@@ -42,19 +42,23 @@ def client(setup, stdin, *extra):
     return subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120, cwd=setup["tmp"])
 
 
-@pytest.fixture
-def daemon(setup):
+def start_daemon(setup) -> tuple[subprocess.Popen, str]:
+    """The daemon of ``setup`` started and answering: its process and its socket."""
     cmd = [sys.executable, "-m", "memlane.adapters.daemon", "--key", setup["key"], "--root", setup["root"],
            *setup["args"], "--idle-minutes", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     path = hookclient.socket_path(setup["key"])
     for _ in range(300):
         if hookclient.ask_daemon(path, "ping") is not None:
-            break
+            return proc, path
         time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail("the daemon did not come up")
+    proc.kill()
+    pytest.fail("the daemon did not come up")
+
+
+@pytest.fixture
+def daemon(setup):
+    proc, path = start_daemon(setup)
     yield path
     hookclient.ask_daemon(path, "stop")
     proc.wait(timeout=30)
@@ -516,3 +520,13 @@ def test_a_large_stores_files_are_left_to_the_background_rounds(tmp_path, sealed
     finally:
         workspace.close()
     assert walks == [] and after["results"] == []  # not walked in the request: the next round finds it
+
+
+def test_a_daemon_told_to_terminate_takes_its_socket_away(setup):
+    """``kill`` (SIGTERM) ended the daemon without its clean-up: its socket stayed behind, for
+    the next daemon to find stale. Now it stops as a stop request does."""
+    import signal
+
+    proc, path = start_daemon(setup)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0 and not os.path.exists(path)

@@ -36,6 +36,7 @@ import argparse
 import fcntl
 import logging
 import os
+import signal
 import socket
 import struct
 import sys
@@ -173,6 +174,9 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
     server.settimeout(0.25)  # how soon a stop request or the idle timeout is noticed
     log.info("serving %s (%s) on %s", root, key, path)
     stopping = threading.Event()
+    if threading.current_thread() is threading.main_thread():  # `kill`, a logout: stop as a stop request does
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, lambda *_: stopping.set())
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     last = checked = time.monotonic()
     bound = _inode(path)
