@@ -402,3 +402,33 @@ def test_a_line_added_above_a_note_s_in_memory_md_is_no_change_of_that_note(team
     [skipped] = [s for s in report["skipped"] if s["path"].endswith("feedback_ci_cache.md")]  # behind, not a conflict
     assert "version 1" in skipped["reason"] and "version 2" in skipped["reason"]
     assert all(n.version == 1 for n in team.all() if n.name != "feedback_ci_cache")
+
+
+def test_export_brings_a_folder_behind_the_team_up_to_date(team, tmp_path):
+    """The import of a folder behind the team says "export the team's notes to bring this folder
+    up to date" — and export refused, the folder's files being other than the team's. A file the
+    record says is as the last export left it is an older version of its note: replaced. One
+    edited since, or a MEMORY.md edited since, is still refused."""
+    import_folder(team, build_store(tmp_path / "source"))
+    out = tmp_path / "alice"
+    export_folder(team, out)
+    stored = team.get("feedback_ci_cache")
+    bob = stored.text.replace("\n---\n", "\n---\nThe cache key now includes the node version.\n", 1)
+    team.write(bob, rel=stored.rel, title=stored.title, hook="when the CI cache misses", section=stored.index_section,
+               order=stored.index_order, expected=stored.version)  # its MEMORY.md line changed too
+    assert import_folder(team, out)["skipped"]  # behind, and told to export
+    report = export_folder(team, out)
+    assert report["written"] == 2 and (out / "feedback_ci_cache.md").read_text(encoding="utf-8") == bob
+    assert "when the CI cache misses" in (out / "MEMORY.md").read_text(encoding="utf-8")
+    assert import_folder(team, out)["unchanged"] == len(STORE_NOTES)
+    _bob_writes(team, "feedback_ci_cache", "Bob again.")
+    mine = out / "feedback_ci_cache.md"
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nMine.\n", encoding="utf-8")
+    with pytest.raises(WriteError, match="already holds"):
+        export_folder(team, out)
+    assert "Mine." in mine.read_text(encoding="utf-8")
+    mine.write_text(bob, encoding="utf-8")  # back as the export left it; but MEMORY.md edited here
+    (out / "MEMORY.md").write_text((out / "MEMORY.md").read_text(encoding="utf-8") + "- [Mine](mine.md)\n",
+                                   encoding="utf-8")
+    with pytest.raises(WriteError, match="MEMORY.md"):
+        export_folder(team, out)

@@ -31,7 +31,9 @@ file and line (reported as quarantined). Each file is written under a plain name
 folder: a note whose file is no such name (a folder part, ``..``, a leading dot, ``MEMORY.md`` in
 any case, a clash) is written as ``<its name>.md`` and reported as renamed, and a name that leads
 out of the folder through a link is refused. ``MEMORY.md`` is written always, and last. Export
-never replaces a file that holds something else: it refuses, before writing anything.
+never replaces a file that holds something else — it refuses, before writing anything — unless
+the folder's record says the file is as the last export or import here left it (its text unedited
+since): then it is an older version of its note, and export brings it up to date.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
         if current is not None and current[0] in (note_hash(text, rel, item.title, item.hook, item.section, item.order),
                                                   note_hash(text, rel, item.title, item.hook, item.section, current[2])):
             report["unchanged"] += 1
-            kept[rel] = {"name": note.name, "version": current[1], "sha256": digest}
+            kept[rel] = {"name": note.name, "version": current[1], "sha256": digest, "text": file_digest(text)}
             continue
         base = recorded.get(rel)
         if current is not None and base is not None and base["name"] == note.name:
@@ -149,7 +151,7 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
             if progress:
                 progress(min(start + batch, len(todo)), len(todo))
     finally:  # interrupted too: the batches written are the versions their files hold
-        present = {note.rel for note in scan.notes}
+        present = {note.rel for note in scan.notes} | {INDEX_FILE}  # import leaves MEMORY.md as it is
         report["record"] = _write_record(folder, notes.team, {rel: e for rel, e in {**recorded, **kept}.items()
                                                               if rel in present})
     return report
@@ -205,7 +207,8 @@ def _write_batch(notes: TeamNotes, items: list[NoteWrite], report: dict, kept: d
         if not isinstance(result, VersionConflict):
             report["updated" if item.expected is not None else "added"] += 1
             kept[item.rel] = {"name": result.name, "version": result.version,
-                              "sha256": note_hash(item.text, item.rel, item.title, item.hook, item.section)}
+                              "sha256": note_hash(item.text, item.rel, item.title, item.hook, item.section),
+                              "text": file_digest(item.text)}
             continue
         theirs = result.theirs
         if theirs is not None and theirs.content_hash == note_hash(item.text, item.rel, item.title, item.hook,
@@ -227,7 +230,8 @@ def file_digest(text: str) -> str:
 
 
 def _read_record(folder: Path) -> dict[str, dict[str, dict]]:
-    """team -> file -> {name, version, sha256}, from the folder's record; {} when it has none, or
+    """team -> file -> {name, version, sha256, text}, from the folder's record (``text``: the
+    file text's own hash, None in a record without it); {} when it has none, or
     one that is a link, no regular file (a FIFO would block the read), too large or malformed
     (nested too deep to parse, or escapes no UTF-8 can hold: it could not be written back) —
     logged: the import then goes by the history alone."""
@@ -240,7 +244,8 @@ def _read_record(folder: Path) -> dict[str, dict[str, dict]]:
         data = json.loads(path.read_text(encoding="utf-8"))
         json.dumps(data, ensure_ascii=False).encode("utf-8")  # a lone surrogate ("\ud800") fails here, not at the write
         teams = data["teams"]
-        return {team: {rel: {"name": e["name"], "version": e["version"], "sha256": e["sha256"]}
+        return {team: {rel: {"name": e["name"], "version": e["version"], "sha256": e["sha256"],
+                             "text": e["text"] if isinstance(e.get("text"), str) else None}
                        for rel, e in files.items()
                        if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("sha256"), str)
                        and type(e.get("version")) is int}
@@ -258,8 +263,15 @@ def _exported(files: dict[str, str], notes: dict, index: str) -> dict[str, dict]
     for rel, text in files.items():
         entry = line.get(rel)
         digest = note_hash(text, rel, *((entry.title, entry.hook, entry.section) if entry else (None, None, None)))
-        out[rel] = {"name": notes[rel].name, "version": notes[rel].version, "sha256": digest}
+        out[rel] = {"name": notes[rel].name, "version": notes[rel].version, "sha256": digest,
+                    "text": file_digest(text)}
+    out[INDEX_FILE] = {"name": "", "version": 0, "sha256": "", "text": file_digest(index)}  # its text alone
     return out
+
+
+def _text_digest(path: Path) -> str | None:
+    text = _read(path)
+    return None if text is None else file_digest(text)
 
 
 def _write_record(folder: Path, team: str, files: dict[str, dict]) -> str:
@@ -317,8 +329,12 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
             lines.append((_one_line(note.index_section or ""),
                           _index_line(_one_line(note.title), rel, _one_line(note.index_hook or ""))))
     index = _memory_md(lines)
+    held = _read_record(folder).get(notes.team, {})
+    # a file that holds something else is refused, unless the record says it is as the last export or
+    # import here left it (its text unedited since): then it is a version of its note behind the team's
     clashes = [rel for rel, text in [*files.items(), (INDEX_FILE, index)]
-               if _exists(folder / rel) and _read(folder / rel) != text]
+               if _exists(folder / rel) and _read(folder / rel) != text
+               and not (held.get(rel, {}).get("text") and held[rel]["text"] == _text_digest(folder / rel))]
     outside = [rel for rel in files if (folder / rel).is_symlink() or not _inside(folder / rel, folder)]
     if outside:
         raise WriteError(f"{folder}: these files lead outside it (a link), nothing was written: "
@@ -330,7 +346,7 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     for rel, text in [*files.items(), (INDEX_FILE, index)]:  # MEMORY.md always, and last
         target = folder / rel
-        if _exists(target):
+        if _exists(target) and _read(target) == text:
             continue  # the same already
         atomic_write(target, text)
         written += 1

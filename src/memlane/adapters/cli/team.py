@@ -52,7 +52,8 @@ def register(sub) -> None:
 
     p = _command(tsub, "export", cmd_export, "write the team's notes to a folder, with its MEMORY.md",
                  "Write every note of the team to a folder in Claude Code's memory layout: each file as stored, and a "
-                 "MEMORY.md listing them. Refuses to replace a file that holds something else.",
+                 "MEMORY.md listing them. Refuses to replace a file that holds something else, unless the folder's record "
+                 "shows it unedited since the last export or import there: then it is brought up to date.",
                  "memlane team export ./team-notes")
     p.add_argument("folder", help="where to write (created when missing)")
 
