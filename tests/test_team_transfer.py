@@ -432,3 +432,23 @@ def test_export_brings_a_folder_behind_the_team_up_to_date(team, tmp_path):
                                    encoding="utf-8")
     with pytest.raises(WriteError, match="MEMORY.md"):
         export_folder(team, out)
+
+
+def test_a_record_that_missed_an_import_is_no_conflict(team, tmp_path, monkeypatch):
+    """The record could not be written after an import (a read-only folder, a kill): it still
+    says version 1 of a file the import made version 2. After a member's version 3, the file
+    (version 2's text) is behind the team, not an edit of the user's."""
+    import memlane.team.transfer as transfer
+
+    source = build_store(tmp_path / "source")
+    import_folder(team, source)
+    mine = source / "feedback_ci_cache.md"
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nMine.\n", encoding="utf-8")
+    with monkeypatch.context() as m:
+        m.setattr(transfer, "_write_record", lambda *a: "not kept: read-only")
+        assert import_folder(team, source)["updated"] == 1
+    _bob_writes(team, "feedback_ci_cache", "Bob's line.")
+    report = import_folder(team, source, overwrite=("no_such_note",))
+    assert report["conflicts"] == [] and report["overwrite_unknown"] == ["no_such_note"]
+    [skipped] = [s for s in report["skipped"] if s["path"].endswith("feedback_ci_cache.md")]
+    assert "version 2" in skipped["reason"] and "version 3" in skipped["reason"]

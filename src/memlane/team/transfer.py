@@ -73,6 +73,7 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
     existing = notes.hashes()
     recorded = _read_record(folder).get(notes.team, {})
     kept: dict[str, dict] = {}  # what the record says after this import, per file
+    suspects: list[tuple[NoteWrite, dict]] = []  # conflicts, unless the history says the file is behind
     forced: set[str] = set()  # the files written though their text is an earlier version's (the user's say)
     seen: set[str] = set()
     todo: list[NoteWrite] = []
@@ -118,16 +119,17 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
                     kept[rel] = base
                 else:
                     report["skipped"].append({"path": str(folder / rel), "reason": _behind_reason(
-                        base["version"], current[1], existing_by(notes, note.name))})
+                        base["version"], current[1], _written_by(notes, note.name))})
                 continue
             if base["version"] < current[1] and note.name not in overwrite:  # changed here and in the team
-                theirs, by = current[1], existing_by(notes, note.name)
-                report["conflicts"].append({
+                theirs, by = current[1], _written_by(notes, note.name)
+                item.expected = current[1]
+                suspects.append((item, {
                     "name": note.name, "expected": base["version"], "theirs": theirs, "by": by, "rel": rel,
                     "reason": f"{rel} was changed here since it held version {base['version']}, and {by} wrote "
                               f"version {theirs} in the team meanwhile; nothing was written. Merge the two "
                               f"(`memlane team history {note.name} --text` shows theirs), then import again with "
-                              f"--overwrite {note.name}"})
+                              f"--overwrite {note.name}"}))
                 continue
             if base["version"] == current[1]:  # edited here from the team's current version: the user's,
                 forced.add(rel)                # even an undo back to an earlier version's text
@@ -135,6 +137,16 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
         if note.name in overwrite:
             forced.add(rel)
         todo.append(item)
+    # a file the record calls edited whose text is a later version than the record's (the record missed an
+    # import: killed, or its folder read-only) is behind the team, no edit of the user's
+    stale = _behind(notes, [item for item, _ in suspects])
+    for item, conflict in suspects:
+        if item.rel in stale:
+            report["skipped"].append({"path": str(folder / item.rel), "reason": _behind_reason(*stale[item.rel])})
+        else:
+            report["conflicts"].append(conflict)
+    named = {note.name for note in scan.notes}
+    report["overwrite_unknown"] = [name for name in overwrite if name not in named]
     behind = _behind(notes, [item for item in todo if item.expected is not None and item.rel not in forced])
     if behind:
         for item in todo:
@@ -163,7 +175,7 @@ def _behind_reason(mine: int, theirs: int, by: str) -> str:
             "with `memlane add --scope team`")
 
 
-def existing_by(notes: TeamNotes, name: str) -> str:
+def _written_by(notes: TeamNotes, name: str) -> str:
     """Who wrote the team's current version of ``name`` (for a message)."""
     note = notes.get(name)
     return note.updated_by if note is not None else "?"

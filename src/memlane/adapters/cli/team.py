@@ -187,6 +187,8 @@ def cmd_import(args) -> int:
                                                    if report["dry_run"] else "")]
     if report.get("record", "kept") != "kept":
         lines.append(f"the folder's record of each file's version was {report['record']}")
+    lines += [f"--overwrite {name}: no file of this folder holds a note of that name" for name in
+              report.get("overwrite_unknown", [])]
     lines += [f"refused {r['path']}: {r['reason']}" for r in report["refused"]]
     lines += [f"skipped {s['path']}: {s['reason']}" for s in report["skipped"]]
     lines += [f"conflict {c['name']}: " + (c.get("reason") or f"changed meanwhile (now version {c['theirs']} by "
