@@ -530,3 +530,31 @@ def test_a_daemon_told_to_terminate_takes_its_socket_away(setup):
     proc, path = start_daemon(setup)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0 and not os.path.exists(path)
+
+
+def test_the_answer_before_the_daemon_is_up_is_the_daemon_s_project(tmp_path, sealed_env):
+    """The client's own answer while its daemon starts read the project of the input's ``cwd``,
+    the daemon it started that of the hook's folder: two prompts of one session were answered
+    from two projects' memory. Both are the hook folder's now."""
+    from memlane.store.discovery import claude_memory_dir
+
+    repos = {}
+    for name, topic in (("here", "rotate the signing keys every quarter"), ("there", "the staging db resets nightly")):
+        repo = tmp_path / name
+        (repo / ".git").mkdir(parents=True)
+        write_note(claude_memory_dir(repo), f"project_{name}.md", f"---\nname: project_{name}\ndescription: {topic}\n"
+                   f"type: project\n---\nWhen asked: {topic}.\n")
+        repos[name] = repo
+    request = json.dumps({"session_id": "s1", "cwd": str(repos["there"]), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "when do we rotate the signing keys, and does staging db reset?"})
+    cmd = [sys.executable, "-m", "memlane.adapters.hookclient", "user-prompt-submit", "--embedder", "none"]
+    first = subprocess.run(cmd, input=request, capture_output=True, text=True, timeout=120, cwd=repos["here"])
+    assert "project_here" in first.stdout and "project_there" not in first.stdout
+    key = hookclient.daemon_key(hookclient.project_root(str(repos["here"])), [], "none", None)
+    for _ in range(300):
+        if hookclient.ask_daemon(hookclient.socket_path(key), "ping") is not None:
+            break
+        time.sleep(0.05)
+    second = subprocess.run(cmd, input=request.replace('"s1"', '"s2"'), capture_output=True, text=True, timeout=120,
+                            cwd=repos["here"])
+    assert "project_here" in second.stdout and "project_there" not in second.stdout

@@ -167,11 +167,14 @@ def check_hook_command(stores: list[str] | None, embedder: str | None) -> None:
 
 def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
              explain: bool = False, stdin=None, stdout=None, refresh: bool = True, agent: str = DEFAULT,
-             unsafe_socket_folder: str | None = None, wanted_embedder: str | None = None) -> int:
+             unsafe_socket_folder: str | None = None, wanted_embedder: str | None = None,
+             root: str | None = None) -> int:
     """One hook event in this process. ``refresh=False``: use the index as it is when it has
     notes (the fast fallback while the daemon starts). ``unsafe_socket_folder``: the client
     refused the daemon's folder (said in the log, each time). ``wanted_embedder``: the model the
-    hook's command names when this answer is keyword-only all the same (checked, not loaded)."""
+    hook's command names when this answer is keyword-only all the same (checked, not loaded).
+    ``root``: the project the daemon for this hook serves (the client's answer while it starts
+    must be the same project's), instead of the input's ``cwd``."""
     from .hookclient import turned_off
 
     if turned_off():
@@ -186,7 +189,7 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
     try:
         payload = parse_payload(stdin.read(), agent)
         check_hook_command(stores, wanted_embedder or embedder)
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+        cwd = root or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
         from ..memory import Memory
 
         with Memory(stores or None, embedder=embedder, index_path=index,

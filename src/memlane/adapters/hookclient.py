@@ -225,7 +225,7 @@ def _main(argv: list[str] | None) -> int:
     unsafe = None if args["no_daemon"] or private_dir(create=False) is not None else runtime_dir()
     return run_hook(args["event"], stores=args["stores"] or None, embedder="none",
                     index=args["index"], stdin=io.StringIO(raw), refresh=False, agent=args["agent"],
-                    unsafe_socket_folder=unsafe, wanted_embedder=args["embedder"])
+                    unsafe_socket_folder=unsafe, wanted_embedder=args["embedder"], root=root)
 
 
 if __name__ == "__main__":  # pragma: no cover
