@@ -257,3 +257,21 @@ def test_a_deeply_nested_repository_config_is_refused_not_memory_off(tmp_path, s
     user_config(sealed_env, deep)
     with pytest.raises(ConfigError, match="config.toml"):
         load_config(None)
+
+
+def test_a_repository_config_linked_out_of_the_repository_is_refused(tmp_path, sealed_env):
+    """``.memlane.toml`` as a link to a file elsewhere on this machine is not the repository's
+    own settings: refused as a whole, never read; one linked inside the repository is read."""
+    user_config(sealed_env, "[retrieve]\nk = 4\n")
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text("[retrieve]\nk = 3\n", encoding="utf-8")
+    repo = repo_with(tmp_path, "")
+    (repo / ".memlane.toml").unlink()
+    (repo / ".memlane.toml").symlink_to(elsewhere)
+    config = load_config(repo)
+    assert config.retrieve.k == 4 and "outside the repository" in config.refused[0]["reason"]
+    (repo / "config").mkdir()
+    (repo / "config" / "memlane.toml").write_text("[retrieve]\nk = 3\n", encoding="utf-8")
+    (repo / ".memlane.toml").unlink()
+    (repo / ".memlane.toml").symlink_to(repo / "config" / "memlane.toml")
+    assert load_config(repo).retrieve.k == 3

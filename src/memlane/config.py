@@ -403,6 +403,13 @@ def _read_config(path: Path) -> str:
     return data.decode("utf-8")
 
 
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+    except (OSError, ValueError):
+        return False
+
+
 def _parse_toml(text: str) -> dict:
     """``text`` as TOML; nesting past the recursion limit (``a = [[[[…]]]]``, a few hundred KB) is a
     ``TOMLDecodeError`` like any other unreadable file, not a ``RecursionError`` that turns memory off."""
@@ -427,6 +434,8 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
         import tomllib  # ~20 ms: only when there is a file to read
 
         try:
+            if path == repo_file and not _inside(path, repo_root):  # a link out of the repository: not its own
+                raise OSError("it is a link to a file outside the repository")
             data = _parse_toml(_read_config(path))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             if path == repo_file:
