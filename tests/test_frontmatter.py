@@ -198,11 +198,12 @@ def test_a_glob_in_paths_is_no_alias():
     assert fm.fields["paths"] == ["src/*.py", "docs/**"] and not fm.problems
 
 
-@pytest.mark.parametrize("line", ["name: [broken", "name: a]b", "name: 'a|b'", 'name: "two\\nlines"'])
+@pytest.mark.parametrize("line", ["name: [broken", "name: {broken", "name: 'a]]b'", "name: 'a|b'",
+                                  'name: "two\\nlines"'])
 def test_a_name_no_link_can_reach_is_the_file_s(line):
     """``name: [broken`` (a YAML list left open) was the note's name: ``link --suggest`` proposed
     ``[[[broken]]`` and the hook's menu showed it; the file's name stands in, and says why."""
     note = parse_note(f"---\n{line}\ndescription: d\n---\nbody\n", path=Path("project_x.md"), rel="project_x.md",
                       scope="project", store=Path("."))
     assert note.name == "project_x"
-    assert any("a [[link]] cannot" in p for p in note.problems)
+    assert any("no name a [[link]] can spell" in p for p in note.problems)

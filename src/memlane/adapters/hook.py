@@ -157,7 +157,7 @@ def check_hook_command(stores: list[str] | None, embedder: str | None) -> None:
     for folder in stores or ():
         if not os.path.isdir(folder):
             raise ConfigError(f"the hook command's --store {folder} is not a folder")
-    if embedder and embedder not in ("none", "default"):
+    if isinstance(embedder, str) and embedder not in ("", "none", "default"):  # (a library caller's instance: its own)
         from ..embed import _BUILTIN, available_embedders
 
         if embedder not in _BUILTIN and embedder not in available_embedders():

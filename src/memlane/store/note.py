@@ -100,7 +100,9 @@ def _flag(fields: dict, meta: dict, name: str):
     return None
 
 
-_UNLINKABLE = re.compile(r"[\[\]|\n\r\x00-\x1f]")
+#: a name a [[link]] cannot spell: a YAML list or map left open ("[broken"), a link's own brackets or
+#: its alias bar, a line break or a control character
+_UNLINKABLE = re.compile(r"\A[\[{]|\[\[|\]\]|[|\x00-\x1f]")
 _PUBLIC, _TRUE = {"false", "no", "n", "off", "0", ""}, {"true", "yes", "y", "on", "1"}
 #: a ``private: true`` line however it is indented: the flag holds where YAML could not read it
 _PRIVATE_LINE = r"^[ \t]*['\"]?private['\"]?[ \t]*:[ \t]*['\"]?(?:true|yes|y|on|1)['\"]?[ \t]*(?:#.*)?$"
@@ -136,7 +138,8 @@ def parse_note(text: str, *, path: Path, rel: str, scope: str, store: Path, mtim
         status = None
     name = _as_text(f.get("name"))
     if _UNLINKABLE.search(name):  # "name: [broken" (a YAML list left open) would be a name no [[link]] can reach
-        problems.append(f"name {name[:60]!r} holds what a [[link]] cannot (a bracket, '|', a line break); "
+        problems.append(f"name {name[:60]!r} is no name a [[link]] can spell (a list left open, '[[', ']]', '|' "
+                        "or a line break); "
                         f"the file's name {stem!r} is used")
         name = ""
     return Note(
