@@ -198,6 +198,18 @@ def test_uninstall_says_where_memlane_is_when_it_is_elsewhere(repo, capsys):
     assert "settings.json" in out and "--shared" in out
 
 
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_the_note_names_a_project_file_once_with_the_command_that_removes_it(repo, capsys, agent):
+    """Codex and Gemini CLI have one project file (local and --shared are the same): a --user
+    install's note names it once, with plain `memlane uninstall AGENT`, not twice."""
+    assert cli(["install", agent]) == 0
+    capsys.readouterr()
+    assert cli(["install", agent, "--user"]) == 0
+    out = capsys.readouterr().out
+    project = str(settings_path("shared", agent=agent))
+    assert out.count(project) == 1 and f"`memlane uninstall {agent}` for {project}" in out
+
+
 def test_uninstall_restores_the_other_hooks(repo):
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()

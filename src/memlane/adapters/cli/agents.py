@@ -174,12 +174,18 @@ def cmd_install(args, *, remove: bool = False) -> int:
 
 def _elsewhere(agent: str, scope: str) -> str:
     """Where else memlane's hooks are installed for ``agent``, with the flag that reaches them."""
-    from ..install import SCOPES, installed, settings_path
+    from ..install import SCOPES, default_scope, installed, settings_path
 
     flags = {"local": "", "shared": " --shared", "user": " --user"}
+    if default_scope(agent) == "shared":  # the agent has no per-machine file: its project file needs no flag
+        flags["shared"] = ""
     here = settings_path(scope, agent=agent)
-    others = [(s, settings_path(s, agent=agent)) for s in SCOPES if s != scope]
-    found = [f"`memlane uninstall {agent}{flags[s]}` for {p}" for s, p in others if p != here and installed(p)]
+    others: dict = {}  # each file once (Codex's and Gemini CLI's local and shared scope are one file)
+    for s in SCOPES:
+        p = settings_path(s, agent=agent)
+        if s != scope and p != here and (p not in others or not flags[s]):
+            others[p] = s
+    found = [f"`memlane uninstall {agent}{flags[s]}` for {p}" for p, s in others.items() if installed(p)]
     return f"; memlane is installed elsewhere: {', '.join(found)}" if found else ""
 
 
