@@ -70,6 +70,22 @@ def test_import_status_export_history(capsys, configured, tmp_path):
     assert [v["version"] for v in json.loads(out)["versions"]] == [1, 2, 3] and "My line." in out
 
 
+def test_status_and_export_read_as_sentences(capsys, configured, tmp_path):
+    """No Python dict in the status line; one file is "1 file"; a refused export says what to do."""
+    run(capsys, "team", "import", str(build_store(tmp_path / "source")))
+    code, out, _ = run(capsys, "team", "status")
+    assert code == 0 and f"vectors: fake {len(STORE_NOTES)}" in out and "{" not in out
+    out_dir = tmp_path / "out"
+    run(capsys, "team", "export", str(out_dir))
+    (out_dir / "MEMORY.md").unlink()
+    code, out, _ = run(capsys, "team", "export", str(out_dir))
+    assert code == 0 and out.rstrip().endswith("notes, 1 file written")
+    mine = out_dir / "feedback_ci_cache.md"
+    mine.write_text(mine.read_text() + "\nMy line.\n")
+    code, _, err = run(capsys, "team", "export", str(out_dir))
+    assert code != 0 and "feedback_ci_cache.md" in err and "memlane team import" in err
+
+
 def test_recall_and_doctor_see_the_team(capsys, configured, tmp_path, store):
     source = tmp_path / "team_source"
     source.mkdir()

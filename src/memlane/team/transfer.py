@@ -353,7 +353,9 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
                          f"{', '.join(sorted(outside)[:10])}")
     if clashes:
         raise WriteError(f"{folder} already holds other files of these names (nothing was written): "
-                         f"{', '.join(sorted(clashes)[:10])}{' …' if len(clashes) > 10 else ''}")
+                         f"{', '.join(sorted(clashes)[:10])}{' …' if len(clashes) > 10 else ''}; they were edited "
+                         "since the last export or import here, or no export wrote them: import the folder first "
+                         f"(`memlane team import {folder}`), move them away, or export to a new folder")
     written = 0
     folder.mkdir(parents=True, exist_ok=True)
     for rel, text in [*files.items(), (INDEX_FILE, index)]:  # MEMORY.md always, and last

@@ -150,11 +150,16 @@ def cmd_status(args) -> int:
     if status["answers"]:
         lines.append(f"answers, as role {status['role']}{' (superuser: row-level security does not apply)' if status.get('superuser') else ''}"
                      f"; schema version {status['schema']}; {status['notes']} notes, {status['units']} indexed, "
-                     f"vectors: {status['embedded'] or 'none yet'}")
+                     f"vectors: {_vectors(status['embedded'])}")
     else:
         lines.append(f"does not answer: {status['problem']}")
     emit(args, status, "\n".join(lines))
     return 0 if status["answers"] else 1
+
+
+def _vectors(embedded: dict | None) -> str:
+    """``{"e5-minilm-onnx": 5}`` as a person reads it: ``e5-minilm-onnx 5``."""
+    return ", ".join(f"{model} {count}" for model, count in sorted((embedded or {}).items())) or "none yet"
 
 
 def cmd_import(args) -> int:
@@ -206,7 +211,7 @@ def cmd_export(args) -> int:
         report = _guarded(lambda: (team.open(), export_folder(team.notes, args.folder))[1])
     finally:
         team.close()
-    lines = [f"team {report['team']} -> {report['folder']}: {report['notes']} notes, {report['written']} files written"]
+    lines = [f"team {report['team']} -> {report['folder']}: {report['notes']} notes, {report['written']} file{'' if report['written'] == 1 else 's'} written"]
     if report["record"] != "kept":
         lines.append(f"the folder's record of each file's version was {report['record']} (a later import cannot "
                      "tell an edit made here from a member's newer version)")
