@@ -202,6 +202,21 @@ def test_a_menu_naming_a_team_note_says_how_to_open_it():
     assert MENU_HEADER_SHOW in team.text and "read the file" not in team.text and "team://ops/c.md" in team.text
 
 
+def test_team_notes_are_never_called_files_in_a_folder():
+    """Notes all of one team: no "Notes below are files in team:/ops/" header (no folder, and not the
+    address either); each line names its note's whole team:// address."""
+    from memlane.inject.render import render
+    from memlane.retrieve.recalled import Recalled
+
+    def note(name):
+        return Recalled(name=name, path=f"team://ops/{name}.md", title=name, type="feedback", description=f"when {name}")
+
+    out = render([(note("a"), "full"), (note("b"), "index")], header="h", budget_tokens=500, max_chars=5000,
+                 menu=[note("c")], menu_tokens=200).text
+    assert "files in" not in out and "team:/ops" not in out.replace("team://ops", "")
+    assert all(f"team://ops/{n}.md" in out for n in "abc")
+
+
 def test_a_huge_prompt_is_read_by_its_head_and_tail(store, tmp_path):
     """A pasted log of megabytes: recall reads its head and its tail, so the hook answers within the
     host's timeout, and the note the ask names still comes."""

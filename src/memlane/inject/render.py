@@ -113,7 +113,11 @@ def _no_file(item: Recalled) -> bool:
 
 
 def common_folder(items) -> str | None:
-    """The one folder every note of ``items`` lies in (named once, above their lines), or None."""
+    """The one folder every note of ``items`` lies in (named once, above their lines), or None —
+    also when one is a team note: ``team://team/`` is no folder (and ``Path`` would read it as
+    ``team:/team``), so each of its lines names its own ``team://`` address."""
+    if any(_no_file(i) for i in items):
+        return None
     folders = {str(Path(i.path).parent) for i in items if not i.address and i.path}
     return folders.pop() if len(folders) == 1 and all(not i.address for i in items) else None
 
