@@ -234,6 +234,21 @@ def test_the_one_machine_trial(capsys, sealed_env):
         shutil.rmtree(data.parent, ignore_errors=True)
 
 
+def test_the_trial_names_your_config_file_and_defaults_to_your_team(capsys, sealed_env):
+    """The lines go to the config file memlane reads ($XDG_CONFIG_HOME's), and without --team the
+    trial makes you a member of your own config's [team] name, as --help says."""
+    own = sealed_env / "config" / "memlane" / "config.toml"
+    own.parent.mkdir(parents=True, exist_ok=True)
+    own.write_text('[team]\nname = "backend"\n', encoding="utf-8")
+    data = Path(tempfile.mkdtemp(prefix="memlane-trial-")) / "pgdata"
+    try:
+        code, out, _ = run(capsys, "team", "trial", str(data))
+        assert code == 0 and f"add to ~/{own.relative_to(sealed_env)}:" in out and 'name = "backend"' in out
+    finally:
+        run(capsys, "team", "trial", str(data), "--stop")
+        shutil.rmtree(data.parent, ignore_errors=True)
+
+
 def test_eval_gives_the_same_figures_on_postgres(capsys, pg_server, shared_dir):
     bench = shared_dir / "bench" / "agent_notes_dev"
     if not bench.is_dir():

@@ -308,7 +308,7 @@ def _scope_dsn() -> str:
 
 
 def cmd_trial(args) -> int:
-    from ...config import data_home
+    from ...config import config_files, data_home, load_config
     from ...store.scan import utf8_folder
     from ...team.admin import add_member, create_database, migrate_database, start_bundled_server
 
@@ -328,16 +328,22 @@ def cmd_trial(args) -> int:
     admin = server.dsn(dbname="memlane")
     migrate_database(admin)
     role = _login_name()
-    team = args.team or "trial"
+    team = args.team or load_config(None).team.name or "trial"  # --help: the default is your own [team] name
     add_member(admin, role, team)
     dsn = server.dsn(user=role, dbname="memlane")
     snippet = f'[team]\ndsn = "{dsn}"\nname = "{team}"'
     data_out = {"data": str(data), "dsn": dsn, "admin_dsn": admin, "team": team, "role": role, "config": snippet}
     emit(args, data_out, f"a team store runs in {data} (a Unix socket, this machine only).\n"
-                         f"add to ~/.config/memlane/config.toml:\n\n{snippet}\n\n"
+                         f"add to {_home_word(config_files(None)[0])}:\n\n{snippet}\n\n"
                          f"then: memlane team import <a memory folder>; memlane recall …; memlane add --scope team …\n"
                          f"stop it: memlane team trial {data} --stop")
     return 0
+
+
+def _home_word(path: Path) -> str:
+    """``path`` as the user reads it: ``~/…`` inside the home folder."""
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
 
 def _login_name() -> str:
