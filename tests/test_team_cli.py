@@ -102,6 +102,22 @@ def test_recall_and_doctor_see_the_team(capsys, configured, tmp_path, store):
         "user=")[1].split()[0]
 
 
+def test_archive_restore_and_link_say_a_team_note_is_one(capsys, configured, tmp_path, store):
+    """`show` finds a team note; `archive`, `restore` and `link --suggest` do not act on one, and
+    say so instead of "no note called …"."""
+    source = tmp_path / "team_source"
+    source.mkdir()
+    (source / "feedback_deploy_window.md").write_text(
+        "---\nname: deploy_window\ndescription: when planning a deploy\n---\nTuesday 10:00 to 12:00.\n",
+        encoding="utf-8")
+    run(capsys, "team", "import", str(source))
+    for argv in (["archive", "deploy_window"], ["restore", "deploy_window"], ["link", "--suggest", "deploy_window"]):
+        code, _, err = run(capsys, *argv, "--store", str(store))
+        assert code == 2 and "'deploy_window' is a team note" in err and "no note called" not in err, argv
+    code, _, err = run(capsys, "archive", "no_such_note", "--store", str(store))
+    assert code == 2 and "no note called 'no_such_note'" in err
+
+
 def test_add_to_the_team_with_advice_and_compare_and_set(capsys, configured, tmp_path, store, monkeypatch):
     base = ["add", "--scope", "team", "--name", "deploy_window", "--type", "feedback", "--store", str(store),
             "--description", "when planning a deploy: the Tuesday deploy window", "--json"]

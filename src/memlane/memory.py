@@ -492,9 +492,16 @@ class Memory:
         self.refresh(embed=False)
         found = [r for r in self.index.find(name) if include_private or not r["meta"].get("private")]
         if not found:
-            raise WriteError(f"no note called {name!r}")
+            raise WriteError(self.not_found(name, "its state is the team's (its shared lifecycle), not set from here"))
         changed = self.usage.set_state([r["uid"] for r in found], state)
         return {"name": found[0]["name"], "path": found[0]["path"], "state": state, "changed": changed}
+
+    def not_found(self, name: str, team_note: str) -> str:
+        """What to say when no local note is called ``name``: when the team holds one, that it is a
+        team note and ``team_note`` (why the command does not act on it), else that there is none."""
+        if self.team is not None and self.team.find(name):
+            return f"{name!r} is a team note: {team_note}"
+        return f"no note called {name!r}"
 
     # -- other reads ----------------------------------------------------------------
     def show(self, name: str, *, refresh: bool = True, session: str | None = None) -> list[dict]:

@@ -23,7 +23,8 @@ def suggest_links(memory: "Memory", name: str, *, apply: bool = False, k: int = 
     memory.refresh()
     found = [r for r in memory.index.find(name) if include_private or not r["meta"].get("private")]
     if not found:
-        raise WriteError(f"no note called {name!r}")
+        raise WriteError(memory.not_found(name, "links are written into a file, and a team note has none here "
+                                                "(`memlane team export` it, add them, `memlane team import` it)"))
     note = found[0]
     unit = note["id"]
     linked = {other for other, kind, direction in memory.index.neighbours_of([unit]).get(unit, [])
