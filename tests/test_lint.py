@@ -359,6 +359,20 @@ def test_a_secret_in_a_note_is_reported_by_family_and_line_never_by_value(tmp_pa
     assert finding.line == 7 and token not in json.dumps(report.to_dict())
 
 
+def test_a_secret_is_named_with_its_article(tmp_path):
+    """"an AWS access key id", not "a AWS access key id"."""
+    from memlane.guards.secrets import a_secret
+    from memlane.write.lint import lint
+
+    assert [a_secret(f) for f in ("AWS access key id", "GitHub token", "OpenAI API key", "npm token", "JWT")] == [
+        "an AWS access key id", "a GitHub token", "an OpenAI API key", "an npm token", "a JWT"]
+    store = tmp_path / "store"
+    write_note(store, "reference_aws.md", note("aws", "when CI uploads to S3", "CI uses AKIAIOSFODNN7EXAMPLE\n"))
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as mem:
+        [finding] = lint(mem, checks=["secrets"]).findings
+    assert "looks like an AWS access key id" in finding.message
+
+
 def test_memlane_lint_as_a_subprocess(sound, sealed_env):
     write_note(sound, "feedback_gaps.md", note("gaps", "When linking ahead, write the note later", "[[not-yet]]"))
     result = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "lint", "--store", str(sound),

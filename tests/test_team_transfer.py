@@ -182,6 +182,18 @@ def test_export_never_replaces_another_file(team, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["user_role.md"]  # nothing was written
 
 
+def test_export_to_a_file_or_under_one_is_refused_in_words(team, tmp_path):
+    """A path that is a file, or lies under one, is a WriteError (said in one line), not a traceback."""
+    import_folder(team, build_store(tmp_path / "source"))
+    a_file = tmp_path / "notes.md"
+    a_file.write_text("mine\n")
+    with pytest.raises(WriteError, match="is a file, not a folder"):
+        export_folder(team, a_file)
+    with pytest.raises(WriteError, match="cannot make the folder"):
+        export_folder(team, a_file / "out")
+    assert a_file.read_text() == "mine\n"
+
+
 def test_export_screens_what_claude_code_would_load(team, tmp_path):
     source = build_store(tmp_path / "source")
     write_note(source, "feedback_override.md", "---\nname: feedback_override\ndescription: when starting\n---\n"

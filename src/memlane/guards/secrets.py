@@ -380,6 +380,13 @@ def _spans(text: str) -> list[tuple[int, int, int, str]]:
     return merged
 
 
+def a_secret(family: str) -> str:
+    """``family`` with its article, as a sentence says it: "a GitHub token", "an AWS access key id"."""
+    name = family.replace("-", " ")
+    spoken_vowel = name[:1].lower() in "aeiou" or name.split(" ")[0] in ("npm", "xAI")
+    return f"{'an' if spoken_vowel else 'a'} {name}"
+
+
 def find_secrets(text: str) -> list[Finding]:
     """What looks like a secret in ``text``: family, span and line — never the value."""
     if not text:

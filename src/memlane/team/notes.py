@@ -313,11 +313,12 @@ class TeamNotes:
         parsed = parse_text(item.text, item.rel)
         if parsed.private:
             raise WriteError(f"{item.rel}: a private note never enters the team store (private: true keeps it yours)")
+        from ..guards.secrets import a_secret
         from .transfer import secret_in
 
         held = secret_in(item.text, item.title, item.hook, item.section)
         if held:  # whoever writes: a team note is every member's, and its history is kept for good
-            raise WriteError(f"{item.rel}: it holds what looks like a {held}, and a team note is every member's, its "
+            raise WriteError(f"{item.rel}: it holds what looks like {a_secret(held)}, and a team note is every member's, its "
                              "history kept for good: nothing was written")
         return parsed.name, {
             "rel": item.rel, "text": item.text, "title": item.title, "index_hook": item.hook,

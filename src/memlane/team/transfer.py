@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import WriteError
+from ..guards.secrets import a_secret
 from ..store.memory_index import INDEX_FILE, parse_memory_index
 from ..store.scan import DEFAULT_MAX_BYTES, read_text, scan_folder
 from .notes import NoteWrite, TeamNotes, VersionConflict, note_hash, parse_text
@@ -99,7 +100,7 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
             continue
         held = secret_in(item.text, item.title, item.hook, item.section)
         if held:
-            report["refused"].append({"path": str(note.path), "reason": f"it holds what looks like a {held} (a team "
+            report["refused"].append({"path": str(note.path), "reason": f"it holds what looks like {a_secret(held)} (a team "
                                       "note is every member's, and its history is kept for good): keep the secret "
                                       "in your environment or a secret manager and write where to find it instead"})
             continue
@@ -317,6 +318,8 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
     from ..store.write import atomic_write
 
     folder = Path(folder).expanduser().resolve()
+    if _exists(folder) and not folder.is_dir():
+        raise WriteError(f"{folder} is a file, not a folder: export to a folder (created when missing)")
     every = notes.all()
     quarantined, renamed, lines = [], [], []
     files: dict[str, str] = {}
@@ -357,7 +360,10 @@ def export_folder(notes: TeamNotes, folder: str | Path) -> dict:
                          "since the last export or import here, or no export wrote them: import the folder first "
                          f"(`memlane team import {folder}`), move them away, or export to a new folder")
     written = 0
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where a parent folder should be, no permission …
+        raise WriteError(f"{folder}: cannot make the folder ({exc.strerror or exc})") from None
     for rel, text in [*files.items(), (INDEX_FILE, index)]:  # MEMORY.md always, and last
         target = folder / rel
         if _exists(target) and _read(target) == text:

@@ -396,13 +396,13 @@ def check_injection(store: _Store, *, quote: bool = True) -> list[Finding]:
 # -- 8. secrets ---------------------------------------------------------------------------------
 def check_secrets(store: _Store) -> list[Finding]:
     """What looks like a secret in a note's file: its family and line, never the value."""
-    from ..guards.secrets import find_secrets
+    from ..guards.secrets import a_secret, find_secrets
 
     findings = []
     for n in store.notes:
         for found in find_secrets(store.raw(n.path)):
             findings.append(Finding("secrets", "warning", n.path,
-                                    f"holds what looks like a {found.family.replace('-', ' ')}: it is redacted from "
+                                    f"holds what looks like {a_secret(found.family)}: it is redacted from "
                                     "everything memlane shows, but stays in the file — move it to your environment "
                                     "or a secret manager and write where to find it instead", line=found.line))
     return findings

@@ -119,14 +119,14 @@ def index_cut_warnings(folder: Path, filename: str) -> list[str]:
 
 def secret_warnings(draft: Draft) -> list[str]:
     """What in the draft looks like a secret, by family and place — never the value itself."""
-    from ..guards.secrets import find_secrets
+    from ..guards.secrets import a_secret, find_secrets
 
     out = []
     for field, text in (("description", draft.description), ("body", draft.body),
                         ("recall keywords", " ".join(draft.recall)), ("title", draft.title or "")):
         for found in find_secrets(text):
             where = f"line {found.line} of the {field}" if field == "body" else f"the {field}"
-            out.append(f"{where} holds what looks like a {found.family.replace('-', ' ')}: memlane hides it "
+            out.append(f"{where} holds what looks like {a_secret(found.family)}: memlane hides it "
                        "from everything it shows, but the note keeps it in plain text on disk — keep the secret "
                        "in your environment or a secret manager and write where to find it instead")
     return out
