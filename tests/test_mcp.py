@@ -454,3 +454,39 @@ def test_only_a_line_with_half_a_character_is_rewritten(line, kept):
     assert (out == line) is kept
     if not kept:
         assert json.loads(out) == {"a": ["\ufffd"], "\ufffd": 1}
+
+
+def test_a_line_nested_too_deep_to_walk_is_passed_on_as_sent():
+    """A line nested deeper than Python walks, holding a half character, raised RecursionError in
+    the stdin filter: its thread died, and the server read the end of its input and stopped."""
+    from memlane.adapters.mcp_server import whole_characters
+
+    line = b"[" * 600 + b'"\\ud800"' + b"]" * 600 + b"\n"
+    assert whole_characters(line) == line
+    deeper = b"[" * 100_000 + b'"\\ud800"' + b"]" * 100_000 + b"\n"
+    assert whole_characters(deeper) == deeper
+
+
+def test_a_long_line_is_read_in_time_linear_in_its_length():
+    """The stdin filter searched and copied the whole of a line so far for each chunk read: a
+    request of a few tens of MB took seconds to minutes to pass."""
+    import io
+    import time
+
+    from memlane.adapters.mcp_server import _LineReader
+
+    class Trickle(io.RawIOBase):  # a pipe read by a reader that keeps up gives a page or so at a time
+        def __init__(self, data):
+            self.data, self.at = data, 0
+
+        def read(self, n=-1):
+            piece = self.data[self.at:self.at + min(n, 4096)]
+            self.at += len(piece)
+            return piece
+
+    line = b'{"a":"' + b"x" * 20_000_000 + b'"}\n'
+    reader = _LineReader(Trickle(line + b'{"b":1}\n{"c":2}'))
+    started = time.perf_counter()
+    assert reader.readline() == line
+    assert time.perf_counter() - started < 2.0  # was 7 s; 30 MB, 17 s
+    assert [reader.readline(), reader.readline(), reader.readline()] == [b'{"b":1}\n', b'{"c":2}', b""]

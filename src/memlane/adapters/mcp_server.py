@@ -544,17 +544,20 @@ class _LineReader:
     """Lines of a raw stream as they arrive (a buffered reader would wait for a full block)."""
 
     def __init__(self, raw):
-        self.raw, self.pending = raw, b""
+        self.raw, self.pending = raw, bytearray()
 
     def readline(self) -> bytes:
-        while b"\n" not in self.pending:
+        searched = 0  # the bytes already searched for the end of the line (a long line is read once, not again per chunk)
+        while (end := self.pending.find(b"\n", searched)) < 0:
+            searched = len(self.pending)
             chunk = self.raw.read(65536)
             if not chunk:
-                line, self.pending = self.pending, b""
+                line, self.pending = bytes(self.pending), bytearray()
                 return line
             self.pending += chunk
-        line, _, self.pending = self.pending.partition(b"\n")
-        return line + b"\n"
+        line = bytes(self.pending[:end + 1])
+        del self.pending[:end + 1]
+        return line
 
 
 def whole_characters(line: bytes) -> bytes:
@@ -563,12 +566,12 @@ def whole_characters(line: bytes) -> bytes:
         return line
     try:
         message = json.loads(line)
-    except ValueError:
-        return line  # not JSON: the SDK answers that as it does
-    fixed = _replace_halves(message)
-    if fixed == message:
-        return line  # escapes of whole characters (both halves of a pair)
-    return json.dumps(fixed, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        fixed = _replace_halves(message)
+        if fixed == message:
+            return line  # escapes of whole characters (both halves of a pair)
+        return json.dumps(fixed, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    except (ValueError, RecursionError):
+        return line  # not JSON, or nested too deep to walk: the SDK answers that as it does
 
 
 def _replace_halves(value):
