@@ -173,6 +173,18 @@ def test_a_mistake_in_the_hook_s_own_command_is_told_once(repo, sealed_env, monk
     assert said in (sealed_env / "cache" / "hook.log").read_text().split("daemon failed")[-1]
 
 
+def test_a_store_named_from_home_is_a_folder_to_the_hook_s_check(repo, sealed_env, monkeypatch, capsys):
+    """``--store '~/notes'`` (the shell leaves a quoted ``~``): memlane reads it from the home
+    folder, and the check of the hook's command called it no folder and turned memory off."""
+    write_note(sealed_env / "notes", "deploy.md",
+               "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\nDeploy with make ship.\n")
+    payload = {"session_id": "h1", "cwd": str(repo), "prompt": "how do we deploy?"}
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(payload)))
+    assert hookclient.main(["user-prompt-submit", "--store", "~/notes", "--no-daemon"]) == 0
+    out = capsys.readouterr().out
+    assert "make ship" in out and "systemMessage" not in out
+
+
 def test_a_working_hook_says_nothing_to_the_user(repo, sealed_env):
     write_note(sealed_env / "data" / "memlane" / "user", "user_deploy.md",
                "---\nname: user_deploy\ndescription: how we deploy\ntype: user\n---\nDeploy with make ship.\n")
