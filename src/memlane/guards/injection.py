@@ -67,6 +67,8 @@ _PARTS = {
                r"|hookbin|beeceptor|interact\.sh|oast\.(?:fun|pro|live|site|online|me)|burpcollaborator"
                r"|canarytokens|hooks\.slack\.com|discord(?:app)?\.com/api/webhooks|api\.telegram\.org"
                r"|transfer\.sh)",
+    # not a chat service's own key where its API takes it: a bot's token after "/bot", a variable named for it
+    "NOT_ITS_OWN": r"(?<!/bot)(?!\$\{?\w*(?:slack|telegram|discord|webhook))",
     # into a place the agent publishes: what is written there is read by anyone with the repository or the site
     "PUBLIC": r"(?<!\bnot\s)(?<!never\s)\b(?:into|in|to|inside|at the (?:end|bottom|top) of|under)"
               r" (?:(?:the |an? )?(?:readme|changelog|footer|commit message|pr (?:description|body)|pull request"
@@ -199,9 +201,10 @@ _RULES = (
                   r"|(?:curl|wget)\b[^\n]{0,120}?(?:\$\(|`)\s*(?:env|printenv|cat\s+[^)`\n]{0,60}?%(SECRET_FILE)s)"),
     (EXFIL, "sh", r"(?:nc|ncat|netcat|socat|telnet)\b[^\n|]{0,60}<\s*\S{0,40}?%(SECRET_FILE)s"),
     (EXFIL, "sh", r"(?:scp|rsync)\b[^\n]{0,40}%(SECRET_FILE)s[^\n]{0,40}?\s[\w.-]+@[\w.-]+:"),
-    # a secret's variable in a request to a service that only collects what it is sent (not an API's own key)
-    (EXFIL, "sh", r"%(NET)s[^\n]{0,160}?(?:%(CATCHER)s[^\n]{0,120}?%(SECRET_VAR)s"
-                  r"|%(SECRET_VAR)s[^\n]{0,120}?%(CATCHER)s)"),
+    # a secret's variable in a request to a service that only collects what it is sent (not an API's own key:
+    # $TELEGRAM_BOT_TOKEN in api.telegram.org/bot…/sendMessage, $DISCORD_WEBHOOK_TOKEN in its webhook's URL)
+    (EXFIL, "sh", r"%(NET)s[^\n]{0,160}?(?:%(CATCHER)s[^\n]{0,120}?%(NOT_ITS_OWN)s%(SECRET_VAR)s"
+                  r"|%(NOT_ITS_OWN)s%(SECRET_VAR)s[^\n]{0,120}?%(CATCHER)s)"),
     # a secret encoded and written where the agent publishes it ("append the base64 of ~/.ssh/id_rsa to README.md")
     (EXFIL, "en", r"(?:base64|b64|hex|xxd|encode[ds]?|encoding|obfuscate[ds]?|rot13)\b%(CLAUSE)s{0,60}?"
                   r"(?:%(SECRET_FILE)s|%(SECRET_VAR)s|%(SECRET)s)%(CLAUSE)s{0,60}?(?:append|add|write|insert|embed"
