@@ -157,7 +157,7 @@ def check_hook_command(stores: list[str] | None, embedder: str | None) -> None:
     for folder in stores or ():
         if not os.path.isdir(os.path.expanduser(folder)):  # as the store is read: '~/notes' from the home folder
             raise ConfigError(f"the hook command's --store {folder} is not a folder")
-    if isinstance(embedder, str) and embedder not in ("", "none", "default"):  # (a library caller's instance: its own)
+    if isinstance(embedder, str) and embedder not in ("", "none", "default"):  # an Embedder given is no name to check
         from ..embed import _BUILTIN, available_embedders
 
         if embedder not in _BUILTIN and embedder not in available_embedders():
