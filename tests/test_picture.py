@@ -33,7 +33,7 @@ from memlane.store import StoreSpec
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-ODD_NAME = 'odd "quote" [x] ünï <b>'
+ODD_NAME = 'odd "quote" (x) ünï <b>'  # no bracket: a name no [[link]] can reach is the file's (store/note.py)
 PRIVATE_MARK = "PRIVATE-MARKER-do-not-export"
 PRIVATE_DESCRIPTION = "The acquisition plan nobody else may read"
 
@@ -76,7 +76,7 @@ EXTRA_NOTES = {
     "odd.md": f"""
         ---
         name: '{ODD_NAME}'
-        description: A name with quotes, brackets, unicode and markup
+        description: A name with quotes, parentheses, unicode and markup
         type: reference
         status: dormant
         ---
@@ -303,7 +303,7 @@ def test_dot_output(picture_store, recalled, capsys):
     node_lines = [line for line in lines if re.match(r'^  "n\d+" \[', line)]
     edge_lines = [line for line in lines if re.match(r'^  "n\d+" -> "n\d+" \[', line)]
     assert len(node_lines) == PUBLIC and edge_lines
-    assert 'label="odd \\"quote\\" [x] ünï <b>"' in out
+    assert 'label="odd \\"quote\\" (x) ünï <b>"' in out
     assert "secret_plan" not in out and PRIVATE_MARK not in out and TOKEN not in out
     assert "subgraph cluster_1 {" in out
     if shutil.which("dot"):  # Graphviz, when installed, must accept it
@@ -318,7 +318,7 @@ def test_mermaid_output(picture_store, recalled, capsys):
     node_lines = [line for line in lines if re.match(r'^  n\d+\(\(?"[^"]*"\)\)?$', line)]
     assert len(node_lines) == PUBLIC
     assert any(re.match(r"^  n\d+ (-->|-\.->|==>\|supersedes\||-\.-) n\d+$", line) for line in lines)
-    assert '"odd #quot;quote#quot; [x] ünï #lt;b#gt;"' in out
+    assert '"odd #quot;quote#quot; (x) ünï #lt;b#gt;"' in out
     assert "secret_plan" not in out and PRIVATE_MARK not in out
     assert 'subgraph c1["constellation 1"]' in out and lines.count("  end") >= 1
 
