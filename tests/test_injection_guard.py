@@ -438,7 +438,8 @@ def test_adversarial_input_stays_fast():
     started = time.perf_counter()
     for text in ("ignore " * 5000, "a" * 100_000, "1" * 50_000, "i " * 20_000, "-" * 50_000,
                  "send " + "token " * 3000, "cat .env " * 2000, "사용자에게 " * 3000, "忽略" * 10_000,
-                 "\u0430" * 50_000, "\u200b" * 50_000, "&#105;" * 10_000):
+                 "\u0430" * 50_000, "\u200b" * 50_000, "&#105;" * 10_000,
+                 "hex .env add to " * 3000 + "the readme", "base64 $TOKEN add " * 3000):
         injection_risk(text)
     assert time.perf_counter() - started < 10
 

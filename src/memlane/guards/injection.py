@@ -339,6 +339,19 @@ def _gate_of(index: int) -> list[str] | None:
     return _heads_of(index) if index in _COMPILED else _every_head_of(index)
 
 
+#: a fragment a match always holds one of these words of (each alternative spells one whole): a rule
+#: naming it is tried only on a reading that holds one, as its heads gate it — the rules on places the
+#: agent publishes are slow on a long sentence of encodings and secrets, and most notes name no such place
+_NEEDS = {"PUBLIC": ("readme", "changelog", "footer", "commit", "pr", "pull", "issue", "gist", "public", "html",
+                     "alt", "landing", "release")}
+
+
+@cache
+def _needs_of(index: int) -> tuple[tuple[str, ...], ...]:
+    """The word lists rule ``index`` needs one word of, each (see ``_NEEDS``)."""
+    return tuple(words for part, words in _NEEDS.items() if f"%({part})s" in _RULES[index][2])
+
+
 @cache
 def _words() -> frozenset[str]:
     """The words the rules spell, with their prefixes ("instruction" for "instructions?"):
@@ -365,6 +378,8 @@ def _find(forms: dict[str, str]) -> tuple[str, str, int, int] | None:
                 continue
             heads = _gate_of(index)
             if heads is not None and not any(holds.setdefault(h, h in form) for h in heads):
+                continue
+            if not all(any(holds.setdefault(w, w in form) for w in words) for words in _needs_of(index)):
                 continue
             for match in _pattern_of(index).finditer(form):
                 if kind == EXFIL and lang != "sh" and negated.search(form, max(0, match.start() - 16),
