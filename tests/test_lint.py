@@ -219,6 +219,25 @@ def test_oversized_notes(tmp_path):
     assert [Path(f.path).name for f in big] == ["big.md"] and big[0].data["chars"] > 4000
 
 
+def test_an_empty_note_is_said(tmp_path):
+    """``memlane add`` without ``--body`` wrote a note with nothing in it, and lint was silent."""
+    folder = make_store(tmp_path / "s", {"empty.md": note("empty", "When there is no body, say so", ""),
+                                         "fine.md": note("fine", "When a note has a body, keep it", "Words.")},
+                        index=None)
+    [empty] = found(run_lint(folder), "oversized")
+    assert Path(empty.path).name == "empty.md" and "body is empty" in empty.message
+
+
+def test_a_memory_md_line_far_too_long_is_said(sound):
+    """A 5,800-character description became a MEMORY.md line Claude Code loads into every
+    session, and lint said nothing until the whole file passed 25 KB."""
+    hook = "when doing a very long thing " * 20
+    (sound / "MEMORY.md").write_text(SOUND_INDEX.replace("— key caches on the lockfile hash", f"— {hook}"),
+                                     encoding="utf-8")
+    [long] = [f for f in found(run_lint(sound), "index-lines") if "characters" in f.message]  # that line alone
+    assert long.data["chars"] > 300 and "~150" in long.message
+
+
 def test_malformed_files_are_findings_not_crashes(tmp_path):
     folder = make_store(tmp_path / "s", {
         "bad_yaml.md": '---\nname: bad\ndescription: "quoted" then more\ntype: feedback\n---\nBody.\n',

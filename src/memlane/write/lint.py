@@ -30,6 +30,9 @@ from ..store.scan import read_text
 LEVELS = ("info", "warning", "error")  # worst last
 #: a note is one fact: past ~1,000 tokens it is several, and recall injects it whole (J5)
 MAX_BODY_CHARS = 4000
+#: a MEMORY.md line past this is long for an index Claude Code loads into every session (its own guidance is
+#: ~150 characters; the real folders this project has seen run to ~230, so only a line well past them is said)
+MAX_INDEX_LINE_CHARS = 300
 #: near-duplicate: cosine this far from the model's strong cosine towards 1 (embedders live on
 #: different scales); on agent_notes_dev and the demo store with e5-minilm only the superseded
 #: backups pair reaches it (0.934), topic neighbours stop at ~0.90
@@ -354,11 +357,16 @@ def check_descriptions(store: _Store) -> list[Finding]:
 
 # -- 6. size and form -------------------------------------------------------------------------
 def check_oversized(store: _Store) -> list[Finding]:
+    """Bodies too long to inject whole, and bodies with nothing in them (a note is its body: a
+    description alone is what MEMORY.md's line already says)."""
     return [Finding("oversized", "warning", n.path,
                     f"body is {len(n.body):,} characters (~{len(n.body) // 4:,} tokens; limit {MAX_BODY_CHARS:,}): "
                     "a note should hold one fact, and recall injects it whole; split it into linked notes",
                     data={"chars": len(n.body)})
-            for n in store.notes if len(n.body) > MAX_BODY_CHARS]
+            for n in store.notes if len(n.body) > MAX_BODY_CHARS] + [
+        Finding("oversized", "warning", n.path, "the body is empty: write what the note says below its frontmatter "
+                "(recall injects the body; the description only says when it applies)", data={"chars": 0})
+        for n in store.notes if not n.body.strip()]
 
 
 def check_malformed(store: _Store) -> list[Finding]:
@@ -444,6 +452,13 @@ def check_index_lines(store: _Store) -> list[Finding]:
 
 
 def _line_against_note(line, note: _Note, where: str) -> list[Finding]:
+    length = len(f"- [{line.title}]({line.file})" + (f" — {line.hook}" if line.hook else ""))
+    if length > MAX_INDEX_LINE_CHARS:  # every line is in every session's context: a short one is read, a long one costs
+        return [Finding("index-lines", "warning", where,
+                        f"line {line.line_no} ([{line.title}]({line.file})) is {length:,} characters: Claude Code "
+                        "loads MEMORY.md into every session, and a line should stay short (its own guidance: ~150); "
+                        "shorten the hook to when the note applies, and keep the detail in the note",
+                        other=note.path, line=line.line_no, data={"chars": length})]
     if not line.hook:
         return [Finding("index-lines", "warning", where,
                         f"line {line.line_no} ([{line.title}]({line.file})) has no hook: Claude Code decides from "
@@ -483,11 +498,11 @@ CHECKS = {
     "near-duplicates": "pairs of notes that say nearly the same thing",
     "contradictions": "similar notes that disagree (use X / never X, different values): candidates",
     "descriptions": "missing descriptions, or ones that name a topic but not when the note applies",
-    "oversized": f"note bodies over {MAX_BODY_CHARS:,} characters",
+    "oversized": f"note bodies over {MAX_BODY_CHARS:,} characters, or empty",
     "malformed": "frontmatter that is not valid YAML, or missing; files that cannot be read as notes",
     "injection": "text that reads as an instruction override, exfiltration or covert action",
     "secrets": "API keys, tokens, passwords or private keys written into a note",
-    "index-lines": "MEMORY.md lines that point nowhere, notes it does not list, lines about another topic",
+    "index-lines": "MEMORY.md lines that point nowhere, notes it does not list, lines about another topic or too long",
     "index-size": f"a MEMORY.md over Claude Code's limit ({LOADED_MAX_LINES} lines / {LOADED_MAX_BYTES // 1000} KB)",
 }
 _SINGLE = {"broken-links": check_broken_links, "orphans": check_orphans, "descriptions": check_descriptions,
