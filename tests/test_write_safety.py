@@ -152,3 +152,12 @@ def test_memory_md_is_split_on_newlines_only(separator):
     lines = parse_memory_index(forged)
     assert [line.title for line in lines] == ["Deploy rules", "Keys"]
     assert [line.file for line in lines] == ["project_deploy.md", "project_keys.md"]
+
+
+@pytest.mark.parametrize("name, file", [("deploy", "user_deploy.md"), ("memory.md", "user_memory.md"),
+                                        ("user_x.MD", "user_x.md"), (".md", "user_.md.md")])
+def test_a_name_given_as_a_file_name_is_not_doubled(name, file):
+    """``memlane add --name memory.md --type user`` wrote ``user_memory.md.md``."""
+    from memlane.store.write import Draft
+
+    assert Draft(name=name, description="when x", body="y", type="user").filename == file

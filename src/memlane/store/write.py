@@ -96,7 +96,9 @@ class Draft:
 
     @property
     def filename(self) -> str:
-        stem = self.name if self.name.startswith(f"{self.type}_") else f"{self.type}_{self.name}"
+        """``<type>_<name>.md``; a name given as a file name (``deploy.md``) is its stem, not ``deploy.md.md``."""
+        name = self.name[:-3] if self.name.lower().endswith(".md") and len(self.name) > 3 else self.name
+        stem = name if name.startswith(f"{self.type}_") else f"{self.type}_{name}"
         return f"{stem}.md"
 
 
