@@ -205,9 +205,16 @@ def test_a_read_only_store_is_never_written(tmp_path):
                 index_path=tmp_path / "i.sqlite") as mem:
         with pytest.raises(WriteError, match="no writable memory folder"):
             mem.add(Draft(name="n", description="when x", body="y"))
-        with pytest.raises(WriteError, match="read-only store"):
+    (tmp_path / "mine").mkdir()
+    with Memory([StoreSpec(store, "project", read_only=True, label="a mount"), StoreSpec(tmp_path / "mine", "user")],
+                embedder="none", index_path=tmp_path / "i2.sqlite") as mem:
+        with pytest.raises(WriteError, match="read-only store"):  # the advice: UPDATE the mounted note
             mem.add(Draft(name="ci_cache", description="when keying CI caches", type="feedback", body="More words "
-                          "about pnpm stores."), apply=True, to=tmp_path / "elsewhere")
+                          "about pnpm stores."), apply=True, scope="user")
+        # written into a folder of its own: compared with that folder's notes alone, never acted on elsewhere
+        out = mem.add(Draft(name="ci_cache", description="when keying CI caches", type="feedback", body="More words "
+                            "about pnpm stores."), apply=True, to=tmp_path / "elsewhere")
+        assert out["advice"] == "ADD" and out["written"].startswith(str(tmp_path / "elsewhere"))
 
 
 TOPICS = [("rotating the signing keys", "Rotate the APK signing key only through the vault workflow."),

@@ -10,6 +10,7 @@ Claude Code's loader and memlane see the same notes. Nothing is ever deleted.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,6 +75,9 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
     neighbours = [r.as_dict() for r in memory.recall(text, k=NEIGHBOURS, depth="full", refresh=False, record=False,
                                            include_private=include_private)]
     same_name = _same_name(memory, draft.name, include_private)
+    if to is not None:  # written into that folder: compared with its notes alone, never acted on elsewhere
+        neighbours = [r for r in neighbours if _inside_folder(r["path"], folder)]
+        same_name = same_name if same_name and _inside_folder(same_name["path"], folder) else None
     cosines, base = _cosines(memory, text, [r["path"] for r in neighbours])
     advice = consolidate.advise(draft, neighbours, cosines, base=base, same_name=same_name)
     out = advice.as_dict() | {"applied": False, "written": None, "folder": str(folder),
@@ -130,6 +134,13 @@ def secret_warnings(draft: Draft) -> list[str]:
                        "from everything it shows, but the note keeps it in plain text on disk — keep the secret "
                        "in your environment or a secret manager and write where to find it instead")
     return out
+
+
+def _inside_folder(path: str, folder: Path) -> bool:
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+    except (OSError, ValueError):
+        return False
 
 
 def _same_name(memory: "Memory", name: str, include_private: bool) -> dict | None:
