@@ -407,8 +407,9 @@ def test_a_request_holding_half_a_character_is_answered(tmp_path, store):
     """A client that cuts a text between the two halves of an emoji sends a lone ``\\ud83d``
     escape; the SDK's parser refused the line and dropped it without an answer, and the caller
     waited for ever. The half is read as U+FFFD; a whole pair, and every other line, as sent."""
-    import select
+    import queue
     import subprocess
+    import threading
     import time
 
     lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -426,11 +427,15 @@ def test_a_request_holding_half_a_character_is_answered(tmp_path, store):
     try:
         proc.stdin.write(wire.encode())
         proc.stdin.flush()  # and kept open: the server stops at the end of its input
-        answers, deadline = {}, time.monotonic() + 60  # an unanswered request is waited for a minute, not for ever
-        while len(answers) < 3 and select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            line = proc.stdout.readline()
-            if not line:
-                break  # the server stopped: the assertion below says which answers are missing
+        said = queue.Queue()  # read on a thread: an unanswered request is waited for a minute, not for ever
+        threading.Thread(target=lambda: [said.put(line) for line in iter(proc.stdout.readline, b"")],
+                         daemon=True).start()
+        answers, deadline = {}, time.monotonic() + 60
+        while len(answers) < 3 and time.monotonic() < deadline:
+            try:
+                line = said.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break  # the assertion below says which answers are missing
             answers[json.loads(line)["id"]] = json.loads(line)
     finally:
         proc.stdin.close()
