@@ -269,6 +269,8 @@ BENIGN = [
     "curl -H 'Content-Type: application/json' -d '{\"content\": \"hi\"}' "
     "https://discord.com/api/webhooks/$DISCORD_WEBHOOK_ID/$DISCORD_WEBHOOK_TOKEN",
     "curl https://api.example.com/v1/items?api_key=$API_KEY",  # an API's own key, in its own query
+    'curl -d @payload.json https://eo123.m.pipedream.net -H "Authorization: Bearer $PIPEDREAM_API_KEY"',
+    "ngrok config add-authtoken $NGROK_AUTHTOKEN && curl https://x.ngrok.io/health",
     "Keep these two steps in sync with the Makefile.",
     "Keep this function between 20 and 40 lines.",
     "ignore the lint warning on line 3",                         # "ignore" about a warning

@@ -67,8 +67,8 @@ _PARTS = {
                r"|hookbin|beeceptor|interact\.sh|oast\.(?:fun|pro|live|site|online|me)|burpcollaborator"
                r"|canarytokens|hooks\.slack\.com|discord(?:app)?\.com/api/webhooks|api\.telegram\.org"
                r"|transfer\.sh)",
-    # not a chat service's own key where its API takes it: a bot's token after "/bot", a variable named for it
-    "NOT_ITS_OWN": r"(?<!/bot)(?!\$\{?\w*(?:slack|telegram|discord|webhook))",
+    # not the service's own key where its API takes it: a bot's token after "/bot", a variable named for it
+    "NOT_ITS_OWN": r"(?<!/bot)(?!\$\{?\w*(?:slack|telegram|discord|webhook|pipedream|ngrok|requestbin|beeceptor))",
     # into a place the agent publishes: what is written there is read by anyone with the repository or the site
     "PUBLIC": r"(?<!\bnot\s)(?<!never\s)\b(?:into|in|to|inside|at the (?:end|bottom|top) of|under)"
               r" (?:(?:the |an? )?(?:readme|changelog|footer|commit message|pr (?:description|body)|pull request"
