@@ -495,3 +495,14 @@ def test_a_long_line_is_read_in_time_linear_in_its_length():
     assert reader.readline() == line
     assert time.perf_counter() - started < 2.0  # was 7 s; 30 MB, 17 s
     assert [reader.readline(), reader.readline(), reader.readline()] == [b'{"b":1}\n', b'{"c":2}', b""]
+
+
+def test_started_without_stdin_it_says_so_in_a_line(tmp_path, store):
+    """With its standard input closed the SDK's stdio transport raised an AttributeError traceback."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k.startswith(("MEMLANE", "XDG", "HOME", "PATH"))}
+    proc = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "mcp", "--store", str(store), "--embedder",
+                           "none", "--index", str(tmp_path / "i.sqlite")], capture_output=True, text=True, env=env,
+                          timeout=60, preexec_fn=lambda: os.close(0))
+    assert proc.returncode == 1 and "no standard input" in proc.stderr and "Traceback" not in proc.stderr

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 from typing import Literal
 
@@ -503,6 +504,8 @@ def serve(stores: list[str] | None, embedder: str | None, index: str | None, *, 
         import mcp.server  # noqa: F401
     except ImportError:
         raise SystemExit("memlane mcp needs the MCP SDK: pip install 'memlane[mcp]'") from None
+    if sys.stdin is None or sys.stdout is None:  # started with a standard stream closed: no wire to serve on
+        raise SystemExit("memlane mcp: no standard input or output to serve on (an MCP client starts it with both)")
     cwd = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
     engine = Engine(stores, embedder, index, cwd if os.path.isdir(cwd) else None, docs=docs, transcripts=transcripts,
                     code=code)
@@ -523,7 +526,11 @@ def whole_characters_in() -> None:
     between the two halves of an emoji) is read by the SDK's parser as invalid and dropped
     without an answer, so its caller waits for ever. Such a line is passed on with U+FFFD for each
     half; every other line byte for byte."""
-    wire = os.dup(0)
+    try:
+        wire = os.dup(0)
+    except OSError as exc:  # no stdin at all (closed by whoever started the server): nothing to filter
+        log.info("stdin filter not set up: %s", exc)
+        return
     read_end, write_end = os.pipe()
     os.dup2(read_end, 0)
     os.close(read_end)
