@@ -403,7 +403,8 @@ def _read_config(path: Path) -> str:
     return data.decode("utf-8")
 
 
-def _inside(path: Path, root: Path) -> bool:
+def lies_within(path: str | Path, root: str | Path) -> bool:
+    """Whether ``path``, its links followed, is ``root`` or lies under it (links followed too)."""
     try:
         return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
     except (OSError, ValueError):
@@ -434,7 +435,7 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
         import tomllib  # ~20 ms: only when there is a file to read
 
         try:
-            if path == repo_file and not _inside(path, repo_root):  # a link out of the repository: not its own
+            if path == repo_file and not lies_within(path, repo_root):  # a link out of the repository: not its own
                 raise OSError("it is a link to a file outside the repository")
             data = _parse_toml(_read_config(path))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:

@@ -40,7 +40,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import data_home
+from ..config import data_home, lies_within
 from ..errors import InstallError
 from ..guards.sanitize import is_whole
 from ..store import git_root
@@ -572,7 +572,7 @@ def ensure_git_ignores(path: Path) -> str | None:
     if ignored:
         return None
     exclude = root / ".git" / "info" / "exclude"
-    if not Path(os.path.realpath(exclude)).is_relative_to(os.path.realpath(root / ".git")):
+    if not lies_within(exclude, root / ".git"):
         return None  # a link out of this clone's git folder (a downloaded one's): not appended to
     exclude.parent.mkdir(parents=True, exist_ok=True)
     with open(exclude, "a", encoding="utf-8") as handle:

@@ -183,11 +183,11 @@ class TeamNotes:
     def all(self) -> list[TeamNote]:
         return [TeamNote.from_row(r) for r in self.storage._rows(f"{_SELECT} WHERE team = %s ORDER BY id", (self.team,))]
 
-    def hashes(self) -> dict[str, tuple[str, int, int | None]]:
-        """name -> (content hash, version, ``MEMORY.md`` place) of every note (what an import
-        compares against)."""
-        return {n: (h, v, o) for n, h, v, o in self.storage._rows(
-            "SELECT name, content_hash, version, index_order FROM notes WHERE team = %s", (self.team,))}
+    def hashes(self) -> dict[str, tuple[str, int, int | None, str]]:
+        """name -> (content hash, version, ``MEMORY.md`` place, who wrote it) of every note (what
+        an import compares against)."""
+        return {n: (h, v, o, by) for n, h, v, o, by in self.storage._rows(
+            "SELECT name, content_hash, version, index_order, updated_by FROM notes WHERE team = %s", (self.team,))}
 
     def count(self) -> int:
         return self.storage._one("SELECT count(*) FROM notes WHERE team = %s", (self.team,))[0]
@@ -313,12 +313,11 @@ class TeamNotes:
         parsed = parse_text(item.text, item.rel)
         if parsed.private:
             raise WriteError(f"{item.rel}: a private note never enters the team store (private: true keeps it yours)")
-        from ..guards.secrets import a_secret
         from .transfer import secret_in
 
         held = secret_in(item.text, item.title, item.hook, item.section)
         if held:  # whoever writes: a team note is every member's, and its history is kept for good
-            raise WriteError(f"{item.rel}: it holds what looks like {a_secret(held)}, and a team note is every member's, its "
+            raise WriteError(f"{item.rel}: it holds what looks like {held}, and a team note is every member's, its "
                              "history kept for good: nothing was written")
         return parsed.name, {
             "rel": item.rel, "text": item.text, "title": item.title, "index_hook": item.hook,

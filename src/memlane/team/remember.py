@@ -48,13 +48,12 @@ def _add(memory: "Memory", draft: Draft, *, apply: bool, dry_run: bool) -> dict:
     if draft.private:
         raise WriteError("a private note never enters the team store: drop --private, or write it to your user "
                          "store")
-    from ..guards.secrets import a_secret
     from .transfer import secret_in
 
     held = secret_in(draft.name, draft.title, draft.description, draft.body, " ".join(draft.recall),
                      " ".join(draft.paths))
     if held:
-        raise WriteError(f"this note holds what looks like {a_secret(held)}, and a team note is every member's, its history "
+        raise WriteError(f"this note holds what looks like {held}, and a team note is every member's, its history "
                          "kept for good (nothing is ever deleted from it): nothing was written. Keep the secret in "
                          "your environment or a secret manager and write where to find it instead")
     team.open()  # a write says why the team store cannot be used, it never goes elsewhere silently

@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import WriteError
-from ..guards.secrets import a_secret
 from ..store.memory_index import INDEX_FILE, parse_memory_index
 from ..store.scan import DEFAULT_MAX_BYTES, read_text, scan_folder
 from .notes import NoteWrite, TeamNotes, VersionConflict, note_hash, parse_text
@@ -100,30 +99,29 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
             continue
         held = secret_in(item.text, item.title, item.hook, item.section)
         if held:
-            report["refused"].append({"path": str(note.path), "reason": f"it holds what looks like {a_secret(held)} (a team "
+            report["refused"].append({"path": str(note.path), "reason": f"it holds what looks like {held} (a team "
                                       "note is every member's, and its history is kept for good): keep the secret "
                                       "in your environment or a secret manager and write where to find it instead"})
             continue
         current = existing.get(note.name)
-        # the record's hash leaves the place in MEMORY.md out: lines added or removed around a note's are no change
-        digest = note_hash(text, rel, item.title, item.hook, item.section)
+        entry = _entry(note.name, current[1] if current else 0, item)
         if current is not None and current[0] in (note_hash(text, rel, item.title, item.hook, item.section, item.order),
                                                   note_hash(text, rel, item.title, item.hook, item.section, current[2])):
             report["unchanged"] += 1
-            kept[rel] = {"name": note.name, "version": current[1], "sha256": digest, "text": file_digest(text)}
+            kept[rel] = entry
             continue
         base = recorded.get(rel)
         if current is not None and base is not None and base["name"] == note.name:
-            if base["sha256"] == digest:  # the file is as the last export or import here left it
+            if base["sha256"] == entry["sha256"]:  # the file is as the last export or import here left it
                 if base["version"] >= current[1]:
                     report["unchanged"] += 1
                     kept[rel] = base
                 else:
                     report["skipped"].append({"path": str(folder / rel), "reason": _behind_reason(
-                        base["version"], current[1], _written_by(notes, note.name))})
+                        base["version"], current[1], current[3])})
                 continue
             if base["version"] < current[1] and note.name not in overwrite:  # changed here and in the team
-                theirs, by = current[1], _written_by(notes, note.name)
+                theirs, by = current[1], current[3]
                 item.expected = current[1]
                 suspects.append((item, {
                     "name": note.name, "expected": base["version"], "theirs": theirs, "by": by, "rel": rel,
@@ -138,23 +136,17 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
         if note.name in overwrite:
             forced.add(rel)
         todo.append(item)
-    # a file the record calls edited whose text is a later version than the record's (the record missed an
-    # import: killed, or its folder read-only) is behind the team, no edit of the user's
-    stale = _behind(notes, [item for item, _ in suspects])
-    for item, conflict in suspects:
-        if item.rel in stale:
-            report["skipped"].append({"path": str(folder / item.rel), "reason": _behind_reason(*stale[item.rel])})
-        else:
-            report["conflicts"].append(conflict)
+    # a file holding an earlier version of its note is behind the team, no edit of the user's — also one the
+    # record calls edited whose text is a later version than the record's (the record missed an import)
+    behind = _behind(notes, [*(item for item, _ in suspects),
+                             *(item for item in todo if item.expected is not None and item.rel not in forced)])
+    for item in [*(item for item, _ in suspects), *todo]:
+        if item.rel in behind:
+            report["skipped"].append({"path": str(folder / item.rel), "reason": _behind_reason(*behind[item.rel])})
+    report["conflicts"] += [conflict for item, conflict in suspects if item.rel not in behind]
+    todo = [item for item in todo if item.rel not in behind]
     named = {note.name for note in scan.notes}
     report["overwrite_unknown"] = [name for name in overwrite if name not in named]
-    behind = _behind(notes, [item for item in todo if item.expected is not None and item.rel not in forced])
-    if behind:
-        for item in todo:
-            if item.rel in behind:
-                mine, theirs, by = behind[item.rel]
-                report["skipped"].append({"path": str(folder / item.rel), "reason": _behind_reason(mine, theirs, by)})
-        todo = [item for item in todo if item.rel not in behind]
     if dry_run:
         report["would_write"] = len(todo)
         return report
@@ -174,12 +166,6 @@ def _behind_reason(mine: int, theirs: int, by: str) -> str:
     return (f"the team's note is newer: this file holds its version {mine}, the team has version {theirs} (by {by}); "
             "nothing was written — export the team's notes to bring this folder up to date, or change the note "
             "with `memlane add --scope team`")
-
-
-def _written_by(notes: TeamNotes, name: str) -> str:
-    """Who wrote the team's current version of ``name`` (for a message)."""
-    note = notes.get(name)
-    return note.updated_by if note is not None else "?"
 
 
 def _behind(notes: TeamNotes, items: list[NoteWrite]) -> dict[str, tuple[int, int, str]]:
@@ -202,16 +188,16 @@ def _behind(notes: TeamNotes, items: list[NoteWrite]) -> dict[str, tuple[int, in
 
 
 def secret_in(*texts: str | None) -> str | None:
-    """The family of the first secret in ``texts`` (a note's text and its ``MEMORY.md`` line), or
-    None. What enters the team store leaves this machine for every member and stays in its
+    """The first secret in ``texts`` (a note's text and its ``MEMORY.md`` line) as a sentence
+    names it ("a GitHub token"), or None. What enters the team store leaves this machine for every member and stays in its
     append-only history, which nobody can purge: a secret never goes in (every exit redacts one
     all the same, for what an older client or a member's own SQL stored)."""
-    from ..guards.secrets import find_secrets
+    from ..guards.secrets import a_secret, find_secrets
 
     for text in texts:
         found = find_secrets(text or "")
         if found:
-            return found[0].family.replace("-", " ")
+            return a_secret(found[0].family)
     return None
 
 
@@ -219,9 +205,7 @@ def _write_batch(notes: TeamNotes, items: list[NoteWrite], report: dict, kept: d
     for item, result in zip(items, notes.write_many(items)):
         if not isinstance(result, VersionConflict):
             report["updated" if item.expected is not None else "added"] += 1
-            kept[item.rel] = {"name": result.name, "version": result.version,
-                              "sha256": note_hash(item.text, item.rel, item.title, item.hook, item.section),
-                              "text": file_digest(item.text)}
+            kept[item.rel] = _entry(result.name, result.version, item)
             continue
         theirs = result.theirs
         if theirs is not None and theirs.content_hash == note_hash(item.text, item.rel, item.title, item.hook,
@@ -240,6 +224,14 @@ RECORD_MAX_BYTES = 20_000_000
 
 def file_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _entry(name: str, version: int, item: NoteWrite) -> dict:
+    """The record of the file ``item`` holding ``version`` of the note ``name``: the hash an import
+    compares (its text and ``MEMORY.md`` line, the line's place left out: lines added or removed
+    around it are no change) and its text's own hash (what export checks before replacing it)."""
+    return {"name": name, "version": version, "sha256": note_hash(item.text, item.rel, item.title, item.hook,
+                                                                  item.section), "text": file_digest(item.text)}
 
 
 def _read_record(folder: Path) -> dict[str, dict[str, dict]]:
@@ -274,10 +266,9 @@ def _exported(files: dict[str, str], notes: dict, index: str) -> dict[str, dict]
     line = {entry.file.removeprefix("./"): entry for entry in parse_memory_index(index)}
     out = {}
     for rel, text in files.items():
-        entry = line.get(rel)
-        digest = note_hash(text, rel, *((entry.title, entry.hook, entry.section) if entry else (None, None, None)))
-        out[rel] = {"name": notes[rel].name, "version": notes[rel].version, "sha256": digest,
-                    "text": file_digest(text)}
+        at = line.get(rel)
+        item = NoteWrite(text, rel, *((at.title, at.hook, at.section) if at else ()))
+        out[rel] = _entry(notes[rel].name, notes[rel].version, item)
     out[INDEX_FILE] = {"name": "", "version": 0, "sha256": "", "text": file_digest(index)}  # its text alone
     return out
 

@@ -10,11 +10,11 @@ Claude Code's loader and memlane see the same notes. Nothing is ever deleted.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import consolidate
+from ..config import lies_within
 from ..store.links import link_key
 from ..store.memory_index import INDEX_FILE, LOADED_MAX_BYTES, LOADED_MAX_LINES, loaded_lines, parse_memory_index
 from ..store.write import Draft, WriteError, rewrite_note, write_new_note
@@ -76,8 +76,8 @@ def add(memory: "Memory", draft: Draft, *, apply: bool = False, to: str | Path |
                                            include_private=include_private)]
     same_name = _same_name(memory, draft.name, include_private)
     if to is not None:  # written into that folder: compared with its notes alone, never acted on elsewhere
-        neighbours = [r for r in neighbours if _inside_folder(r["path"], folder)]
-        same_name = same_name if same_name and _inside_folder(same_name["path"], folder) else None
+        neighbours = [r for r in neighbours if lies_within(r["path"], folder)]
+        same_name = same_name if same_name and lies_within(same_name["path"], folder) else None
     cosines, base = _cosines(memory, text, [r["path"] for r in neighbours])
     advice = consolidate.advise(draft, neighbours, cosines, base=base, same_name=same_name)
     out = advice.as_dict() | {"applied": False, "written": None, "folder": str(folder),
@@ -134,13 +134,6 @@ def secret_warnings(draft: Draft) -> list[str]:
                        "from everything it shows, but the note keeps it in plain text on disk — keep the secret "
                        "in your environment or a secret manager and write where to find it instead")
     return out
-
-
-def _inside_folder(path: str, folder: Path) -> bool:
-    try:
-        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
-    except (OSError, ValueError):
-        return False
 
 
 def _same_name(memory: "Memory", name: str, include_private: bool) -> dict | None:
