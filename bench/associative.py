@@ -21,7 +21,7 @@ is also written to bench/out/associative.json.
 from __future__ import annotations
 
 import argparse
-import dataclasses
+from memlane import records
 import json
 import os
 import sys
@@ -228,8 +228,8 @@ def main(argv=None) -> int:
     cache = OUT / "embeddings.sqlite"
     OUT.mkdir(parents=True, exist_ok=True)
     report: dict = {"embedder": args.embedder, "overrides": args.set,
-                    "config": {"associate": dataclasses.asdict(config.associate),
-                               "score": dataclasses.asdict(config.score)}}
+                    "config": {"associate": records.asdict(config.associate),
+                               "score": records.asdict(config.score)}}
     if "agent_notes_dev" in sets and (bench / "agent_notes_dev").is_dir():
         report["agent_notes_dev"] = run_notes("agent_notes_dev", bench / "agent_notes_dev", config, args.embedder,
                                               cache, modes, bench / "agent_notes_dev" / "prompts.jsonl")

@@ -12,7 +12,7 @@ only the hooks. Figures are printed, never asserted.
 from __future__ import annotations
 
 import argparse
-import dataclasses
+from memlane import records
 import os
 import sys
 from pathlib import Path
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
             if args.only and args.only not in label and label != VARIANTS[0][0]:
                 continue
             config = Config()
-            config.inject = dataclasses.replace(config.inject, **overrides)
+            config.inject = records.replace(config.inject, **overrides)
             result = evaluate_sessions(path, embedder=args.embedder, config=config, keyword_baseline=False,
                                        baselines=label == VARIANTS[0][0], brackets=args.brackets.split(","),
                                        index_dir=index_dir)

@@ -21,7 +21,7 @@ Figures are printed, never asserted.
 from __future__ import annotations
 
 import argparse
-import dataclasses
+from memlane import records
 import os
 import sys
 from pathlib import Path
@@ -71,7 +71,7 @@ def off_topic(name: str, spec: dict, scores: list[float], args) -> None:
     work = OUT / "off_topic"
     for folder in folders:
         config = Config()
-        config.retrieve = dataclasses.replace(config.retrieve, k=spec["k"])
+        config.retrieve = records.replace(config.retrieve, k=spec["k"])
         with Memory([folder], embedder=args.embedder, index_path=work / f"{name}-{folder.name}.sqlite", cwd=folder,
                     config=config) as memory:
             memory.prepare_for_recall(wait=True)
@@ -95,7 +95,7 @@ def curve(name: str, spec: dict, scores: list[float], args) -> None:
     rows, group_rows = [], []
     for score in scores:
         config = Config()
-        config.retrieve = dataclasses.replace(config.retrieve, min_score=score, k=spec["k"])
+        config.retrieve = records.replace(config.retrieve, min_score=score, k=spec["k"])
         result = evaluate_path(path, modes=["full"], embedder=args.embedder, config=config,
                                cache_path=OUT / "embeddings.sqlite", limit=spec.get("limit") if not args.all else None,
                                exclude_types=spec.get("exclude", ()), ks=(spec["k"],))

@@ -5,7 +5,7 @@ own ranking instead of searching again."""
 
 from __future__ import annotations
 
-import dataclasses
+from memlane import records
 
 import pytest
 
@@ -89,7 +89,7 @@ def test_a_large_k_still_goes_deep(tmp_path):
     for name, text in NOTES.items():
         write_note(tmp_path / "store", name, text)
     config = Config()
-    config.retrieve = dataclasses.replace(config.retrieve, k=60)
+    config.retrieve = records.replace(config.retrieve, k=60)
     with Memory([tmp_path / "store"], embedder="none", index_path=tmp_path / "i.sqlite", cwd=tmp_path,
                 config=config) as memory:
         injection = user_prompt(memory, prompt("how long did Jenkins keep the nightly artefacts?"), dry_run=True)

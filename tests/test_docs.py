@@ -150,7 +150,7 @@ def test_the_dependency_table_matches_the_extras():
 
 
 def test_the_configuration_doc_lists_every_setting_with_its_default():
-    import dataclasses
+    from memlane import records
     import enum
 
     from memlane.config import DEFAULT_CONFIG_TOML, Config
@@ -158,9 +158,9 @@ def test_the_configuration_doc_lists_every_setting_with_its_default():
     doc = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
 
     def walk(obj, prefix=""):
-        for field in dataclasses.fields(obj):
+        for field in records.fields(obj):
             value = getattr(obj, field.name)
-            if dataclasses.is_dataclass(value):
+            if records.is_dataclass(value):
                 yield from walk(value, f"{prefix}{field.name}.")
             elif prefix:
                 yield f"{prefix}{field.name}", value.value if isinstance(value, enum.Enum) else value

@@ -5,7 +5,7 @@ budget and the host's cap, never a private note, never twice in a session, and t
 
 from __future__ import annotations
 
-import dataclasses
+from memlane import records
 import re
 
 import pytest
@@ -34,8 +34,8 @@ MANY = "rotating the signing keys, paging the on-call engineer, naming migration
 
 def inject(store, tmp_path, prompt=MANY, session="s1", dry_run=True, **settings):
     config = Config()
-    config.retrieve = dataclasses.replace(config.retrieve, k=2)
-    config.inject = dataclasses.replace(config.inject, default_bracket="moderate", **settings)
+    config.retrieve = records.replace(config.retrieve, k=2)
+    config.inject = records.replace(config.inject, default_bracket="moderate", **settings)
     with Memory([store], config=config, embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         return user_prompt(memory, {"session_id": session, "prompt": prompt, "transcript_path": None},
                            dry_run=dry_run)
@@ -79,7 +79,7 @@ def test_the_menu_reads_the_prompts_own_ranking_without_a_second_search(store, t
     import memlane.recall as recall_module
 
     config = Config()
-    config.retrieve = dataclasses.replace(config.retrieve, k=2)
+    config.retrieve = records.replace(config.retrieve, k=2)
     with Memory([store], config=config, embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         memory.refresh()
         recalled = memory.recall(MANY, depth="full", record=False, include_private=False, refresh=False)
@@ -100,7 +100,7 @@ def test_a_ranking_another_writer_raced_is_never_the_menu(store, tmp_path, monke
     """A write to the index while the prompt's recall ranked keeps that ranking out of the menu's
     memo (a note may have turned private or gone meanwhile): the menu then searches afresh."""
     config = Config()
-    config.retrieve = dataclasses.replace(config.retrieve, k=2)
+    config.retrieve = records.replace(config.retrieve, k=2)
     with Memory([store], config=config, embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         memory.refresh()
         real = Memory._run

@@ -8,12 +8,12 @@ instead. Unknown keys and bad values are errors with the key's name, never ignor
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 
 from .errors import ConfigError
 from .modes import Depth, Fusion  # noqa: F401 - Depth: its home before modes.py, still importable here
+from .records import dataclass, field, fields, is_dataclass
 
 
 class ChunkStrategy(str, Enum):
@@ -348,7 +348,7 @@ def _apply(target, data: dict, prefix: str) -> None:
                 current.extend(Mount(**m) for m in value)
             except TypeError as exc:
                 raise ConfigError(f"{prefix}mounts: {exc}") from None
-        elif hasattr(current, "__dataclass_fields__"):
+        elif is_dataclass(current):
             if not isinstance(value, dict):
                 raise ConfigError(f"{prefix}{key} must be a table")
             _apply(current, value, f"{prefix}{key}.")

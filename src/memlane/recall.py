@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Iterable
 
 from .associate.divergent import remote_associates
@@ -29,6 +28,7 @@ from .embed.base import Embedder
 from .index.storage import Storage as Index
 from .index.text import query_terms
 from .lifecycle.usage import recency_of, state_of
+from .records import dataclass, field
 from .retrieve.fusion import Legs
 from .guards.exits import neutral_links, risk_kind, row_risk
 from .guards.secrets import redact

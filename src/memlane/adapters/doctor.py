@@ -13,13 +13,13 @@ import shutil
 import stat
 import sys
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..config import Config, cache_home, config_home
 from ..errors import ConfigError
 from ..index.sqlite import NOT_CHECKED_LOCKED
 from ..memory import Memory
+from ..records import asdict, dataclass
 
 
 @dataclass

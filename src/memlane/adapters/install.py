@@ -37,12 +37,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import data_home, lies_within
 from ..errors import InstallError
 from ..guards.sanitize import is_whole
+from ..records import dataclass, field
 from ..store import git_root
 from ..store.discovery import git_argv
 from .agents import DEFAULT, NAMES, PROMPT, SESSION_START, Agent, load

@@ -16,9 +16,9 @@ the ways real agent stores write links.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from ..index.storage import Edge
+from ..records import dataclass, field
 from ..store.links import link_key
 from ..store.note import answer_keys
 

@@ -26,9 +26,9 @@ activation at each hop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
+from ..records import dataclass, field
 from ..retrieve.search import Hit, order_hits
 
 #: how strongly each kind of edge carries activation

@@ -18,11 +18,11 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..guards.privacy import PrivacyGate
 from .base import Domain, Recalled
+from ..records import dataclass, field
 
 log = logging.getLogger("memlane.fabric")
 

@@ -28,12 +28,12 @@ import re
 import sqlite3
 import stat
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..index.schema import migrate
 from ..index.text import fts_match_expression, fts_text, query_terms
 from ..guards.privacy import OUTSIDE, PrivacyGate, excluded_by
+from ..records import dataclass, field
 from ..retrieve.fusion import Legs, calibrate_cosine, fuse_hybrid, min_max
 from .base import Recalled, index_file, open_index, term_coverage
 from .markdown import SECTION_CHARS, Section, split_sections

@@ -12,7 +12,8 @@ splits at its next level of sub-headings, recursively, each piece keeping its fu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..records import dataclass
 
 SECTION_CHARS = 4000  # a section longer than this is split at its sub-headings
 

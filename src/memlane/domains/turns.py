@@ -6,7 +6,8 @@ Shared by the transcript domain and the hooks (which read the user's recent turn
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import dataclass
+
 
 _SKIP_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
                   "<local-command-stderr>", "<bash-input>", "<bash-stdout>", "<bash-stderr>")

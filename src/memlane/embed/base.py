@@ -7,11 +7,11 @@ asymmetric models (e5: "query: " / "passage: " prefixes) need to know which is w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Sequence
 
 from ..errors import EmbedderUnavailable  # re-exported: the registry raises it
 from ..guards.sanitize import whole_characters
+from ..records import dataclass
 
 if TYPE_CHECKING:  # numpy is an optional dependency; never import it at module load
     import numpy as np

@@ -19,17 +19,17 @@ Three layouts are read, all into one :class:`Dataset`:
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import EvalError
 from ..index.unit import Unit, unit_from_note
+from ..records import dataclass, field
 from ..store.memory_index import INDEX_FILE
 from ..store.scan import scan_folder
+from ..records import replace
 
 __all__ = [
     "Dataset", "DatasetError", "Query", "SCOPE_FIELDS", "detect_format", "load_agent_notes",
@@ -246,7 +246,7 @@ def _folder_units(store: Path, scope: str, id_prefix: str, problems: list[str]) 
                 continue  # a nested index file: never a unit
             rel = note.rel if rel_folder == "." else f"{rel_folder}/{note.rel}"
             unit = unit_from_note(note)
-            units.append(dataclasses.replace(unit, uid=id_prefix + rel, scope="project",
+            units.append(replace(unit, uid=id_prefix + rel, scope="project",
                                              meta=unit.meta | {"dataset_scope": scope}))
     return units
 

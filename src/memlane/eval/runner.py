@@ -4,7 +4,6 @@ overall and per group, latency, what would be injected, and the semantic gate.""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -18,6 +17,7 @@ from ..associate.build import rebuild_graph
 from ..index.sqlite import SQLiteIndex as Index
 from ..index.vectors import EmbeddingCache, embed_pending
 from ..recall import RecallPlan, run_recall
+from ..records import asdict, replace
 from ..retrieve.ask import the_ask
 from ..store.scan import utf8_folder
 from . import metrics as m
@@ -64,7 +64,7 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
     ``storage``: makes the store of each scope (a backend of the storage seam; default an
     in-memory SQLite index), closed after the scope's queries.
     """
-    config = dataclasses.replace(config or Config())
+    config = replace(config or Config())
     if settings is not None:
         config.retrieve = settings
     settings = config.retrieve
@@ -86,9 +86,9 @@ def run_eval(dataset: Dataset, *, modes: Sequence[str] = ("keyword", "vector", "
         "dataset": dataset.summary() | {"evaluated": len(records)},
         "embedder": embedder.name if embedder else None,
         "modes": list(modes), "ks": ks, "ndcg_k": NDCG_K, "gate_k": gate_k,
-        "settings": dataclasses.asdict(settings) | {"chunking": ChunkStrategy(strategy).value,
-                                                     "associate": dataclasses.asdict(config.associate),
-                                                     "score": dataclasses.asdict(config.score)},
+        "settings": asdict(settings) | {"chunking": ChunkStrategy(strategy).value,
+                                                     "associate": asdict(config.associate),
+                                                     "score": asdict(config.score)},
         "notes": notes,
         "overall": {mode: _aggregate(records, mode, ks) for mode in modes},
         "groups": {field: _grouped(records, modes, ks, field) for field in group_by},

@@ -12,7 +12,6 @@ The frontier is every method's (tokens per prompt, delivered recall), cheapest f
 
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Callable, Sequence
 
 from ..config import Bracket, Config
 from ..index.text import estimate_tokens
+from ..records import replace
 from ..store.memory_index import INDEX_FILE
 from .datasets import Dataset, detect_format, load_dataset
 
@@ -47,8 +47,8 @@ def evaluate_sessions(path: str | Path, *, embedder: str | None = None, config: 
         raise ValueError(f"{path}: the session eval needs memory folders and labelled prompts, not a corpus")
     dataset = load_dataset(path, include_types=include_types, exclude_types=exclude_types, limit=limit)
     folders = _scope_folders(fmt, paths, dataset)
-    base = dataclasses.replace(config or Config())
-    base.index = dataclasses.replace(base.index, hit_log=False)  # a prompt's own use must not move the next
+    base = replace(config or Config())
+    base.index = replace(base.index, hit_log=False)  # a prompt's own use must not move the next
     methods: dict[str, dict] = {}
     runs = [(f"memlane, {Bracket(b).value}", embedder, Bracket(b)) for b in brackets]
     if keyword_baseline:
@@ -108,8 +108,8 @@ def _hook_run(dataset: Dataset, folders: dict[str, Path], base: Config, embedder
     from ..inject.layers import session_start, user_prompt
     from ..memory import Memory
 
-    config = dataclasses.replace(base)
-    config.inject = dataclasses.replace(base.inject, default_bracket=bracket.value)
+    config = replace(base)
+    config.inject = replace(base.inject, default_bracket=bracket.value)
     uid_of = _units_by_path(dataset, folders)
     rows = []
     by_scope: dict[str, list] = defaultdict(list)

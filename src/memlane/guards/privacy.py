@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from ..records import dataclass
 
 OUTSIDE = "a symlink to a file outside its folder: not read"
 

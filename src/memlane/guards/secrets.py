@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+
+from ..records import dataclass
 from functools import cache, lru_cache
 
 REDACTED = "[redacted secret]"

@@ -30,7 +30,8 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass, field
+
+from ..records import dataclass, field
 
 TTL_S = 30.0
 MAX_FILE_BYTES = 2_000_000

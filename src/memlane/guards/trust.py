@@ -27,8 +27,9 @@ trusted as written.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from ..records import dataclass
 
 FREE = "free"
 LOWER = "lower"

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+
+from ..records import dataclass, field
 from pathlib import Path
 from typing import Callable
 

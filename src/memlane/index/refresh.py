@@ -20,10 +20,10 @@ import json
 import logging
 import sqlite3
 import time
-from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from ..config import Config
+from ..records import asdict, dataclass, field
 from ..store.note import PARSER_VERSION
 from ..store.scan import ParseCache, Skip
 from ..store.scopes import StoreSpec, load_snapshot

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple, Protocol, runtime_checkable
 
+from ..records import dataclass, field
 from .unit import Unit
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 
+from ..records import dataclass, field
 from ..store.note import PARSER_VERSION, Note
 
 

@@ -18,8 +18,9 @@ blocks after embedding; a reader builds what is still missing in memory.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Callable, Iterable
+
+from ..records import dataclass
 
 BLOCK_BITS = 10  # 1,024 unit ids a block; the triggers of schema migration 6 use the same shift
 #: float32 rounding of the first pass, ~100x its typical size; added to every row's bound

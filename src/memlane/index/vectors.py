@@ -12,11 +12,11 @@ on any store of the storage seam.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from ..embed.base import Embedder
+from ..records import dataclass, field
 from .vector_pack import BLOCK_BITS, PackedSimilarities, PackedVectors, current_blocks, fetch_vectors, store_block
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import Bracket, InjectConfig
@@ -29,6 +28,7 @@ from ..guards.exits import (linked_names, neutral_links, neutral_names, neutral_
 from ..guards.staleness import stale_marks
 from ..index.text import estimate_tokens, query_terms
 from ..recall import MAX_K
+from ..records import dataclass, field
 from ..retrieve.ask import the_ask
 from ..retrieve.recalled import Recalled
 from .briefing import briefing, path_triggered

@@ -14,11 +14,11 @@ wording can trip the host's prompt-injection defences (Claude Code's hook docume
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Bracket
 from ..index.text import estimate_tokens
+from ..records import dataclass, field
 from ..retrieve.recalled import PREVIEW_CHARS, Recalled, cut, shorten
 
 PREVIEW = 160  # the longest one-line form of another domain's unit

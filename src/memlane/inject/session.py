@@ -16,11 +16,11 @@ import logging
 import os
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import cache_home
 from ..modes import Depth
+from ..records import dataclass, field
 
 log = logging.getLogger("memlane.inject")
 

@@ -26,10 +26,10 @@ import json
 import logging
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..domains.turns import extract_turn
+from ..records import dataclass, field
 
 log = logging.getLogger("memlane.inject")
 

@@ -15,7 +15,8 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+
+from ..records import dataclass, field
 from typing import Callable, ContextManager
 
 from ..config import JudgeConfig

@@ -25,11 +25,11 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
 
 from ..guards.exits import clean, clean_data, recalled_fields, unit_risk
 from ..guards.sanitize import whole_characters
 from ..guards.secrets import map_strings
+from ..records import dataclass
 from ..retrieve.recalled import Recalled, shorten
 
 PROTOCOL = "memlane-judge/1"

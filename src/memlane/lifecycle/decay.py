@@ -20,9 +20,9 @@ decision and wins.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from .activation import DAY
+from ..records import dataclass
 
 STATES = ("active", "dormant", "archived")
 

@@ -17,13 +17,13 @@ import logging
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
 
 from ..config import LifecycleConfig
 from ..index.storage import Storage
 from .activation import DAY, base_level, recency_factor
 from .decay import Verdict, judge, potentiate
 from .hitlog import HitLog
+from ..records import dataclass
 
 log = logging.getLogger("memlane.lifecycle")
 
@@ -221,7 +221,6 @@ class Usage:
             self.index.ensure_usage_rows(now)
             changed = self.index.set_states([(uid, state, now, reason) for uid in uids], only_if_different=True)
         return changed
-
 
 
 BY_HAND = "archived by hand"

@@ -14,7 +14,7 @@ same cosine always gives the same value), never normalised per query.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import dataclass, field
 
 
 @dataclass

@@ -9,9 +9,9 @@ mapping of that dict (``r["name"]``, ``r.get("explain")``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
 
 from ..modes import Depth
+from ..records import asdict, dataclass, field, replace
 
 PREVIEW_CHARS = 80
 

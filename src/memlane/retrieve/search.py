@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 
 from ..config import RetrieveConfig
 from ..modes import Fusion
@@ -11,6 +10,7 @@ from ..embed.base import Embedder, QueryLine
 from ..index.storage import Storage
 from ..index.text import query_terms
 from .fusion import Legs, calibrate_cosine, fuse_hybrid, fuse_rrf, min_max
+from ..records import dataclass, field
 
 log = logging.getLogger("memlane.retrieve")
 

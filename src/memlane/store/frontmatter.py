@@ -10,7 +10,8 @@ Nothing here raises: problems are returned as strings for the caller to log.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from ..records import dataclass, field
 
 
 # libyaml's C loader when PyYAML was built with it (the wheels are): ~10x faster

@@ -4,7 +4,8 @@ plain filename mentions ("see feedback_x.md"), as real agent stores write them."
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..records import dataclass
 
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _MD_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+\.md)>?(?:#[^)\s]*)?\s*(?:\"[^\"]*\")?\)")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..records import dataclass
 
 INDEX_FILE = "MEMORY.md"
 #: Claude Code loads only the first 200 lines or 25 KB of MEMORY.md, whichever comes first

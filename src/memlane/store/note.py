@@ -6,11 +6,11 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .frontmatter import split_frontmatter
 from .links import Link, extract_links, link_key
+from ..records import asdict, dataclass, field, fields
 from .vocabulary import NOTE_KINDS, NOTE_TYPES  # noqa: F401 - NOTE_KINDS: its home before vocabulary.py
 
 NOTE_STATUSES = ("active", "dormant", "archived")

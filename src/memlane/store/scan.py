@@ -4,7 +4,6 @@ be a note comes back as a skip with its reason (binary, too big, unreadable, loo
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
@@ -12,6 +11,7 @@ from .memory_index import INDEX_FILE, IndexLine, parse_memory_index
 from ..guards.privacy import OUTSIDE, excluded_with_target
 from ..guards.sanitize import is_whole
 from .note import Note, note_from_json, note_to_json, parse_note
+from ..records import dataclass, field
 
 DEFAULT_MAX_BYTES = 1_000_000
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".obsidian", ".trash"}

@@ -10,11 +10,11 @@ store, and ``team/scope.py`` applies the same rule when the team joins a recall
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .links import link_key
 from .note import Note
+from ..records import dataclass, field
 from .scan import DEFAULT_MAX_BYTES, ParseCache, Skip, scan_folder
 
 #: wider scopes first; a higher rank is narrower and wins a conflict

@@ -26,13 +26,13 @@ import re
 import stat
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import WriteError
 from ..guards.sanitize import is_whole, line_break_chars, strip_controls
 from .frontmatter import split_frontmatter
 from .memory_index import INDEX_FILE, parse_memory_index
+from ..records import dataclass, field
 from .vocabulary import NOTE_KINDS, NOTE_TYPES
 
 MAX_BODY_BYTES = 100_000

@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TeamStoreError
 from .connect import connect
+from ..records import dataclass
 from .schema import GROUP_ROLE, hnsw_index_sql, migrate
 
 log = logging.getLogger("memlane.team")

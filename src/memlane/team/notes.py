@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from ..errors import TeamStoreError, WriteError
 from ..index.unit import Unit, unit_from_note
+from ..records import asdict, dataclass, field
 from ..store.note import Note, parse_note
 
 _COLUMNS = ("id", "team", "name", "rel", "text", "title", "index_hook", "index_section", "index_order", "description",

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
 
 from ..index.text import STOPWORDS, query_terms
+from ..records import dataclass, field
 from ..store.write import Draft
 
 ADD, UPDATE, SUPERSEDE, NOOP = "ADD", "UPDATE", "SUPERSEDE", "NOOP"

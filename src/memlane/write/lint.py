@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from .consolidate import disagreement
 from ..guards import redact
 from ..guards.exits import risk_kind, row_risk
 from ..index.text import STOPWORDS, fts_text, has_cjk
+from ..records import asdict, dataclass, field
 from ..store import INDEX_FILE, parse_memory_index
 from ..store.memory_index import LOADED_MAX_BYTES, LOADED_MAX_LINES, loaded_lines
 from ..store.links import link_key

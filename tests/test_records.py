@@ -1,0 +1,186 @@
+"""memlane.records behaves as the standard ``dataclasses`` for what memlane uses: each check runs
+against both, so a difference between them fails here."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from typing import ClassVar
+
+import pytest
+
+from memlane import records
+
+BOTH = pytest.mark.parametrize("dc", [records, dataclasses], ids=["records", "dataclasses"])
+
+
+def make_classes(dc):
+    @dc.dataclass
+    class Note:
+        name: str
+        tags: list = dc.field(default_factory=list)
+        weight: float = 1.0
+        seen: int = dc.field(default=0, compare=False, hash=False)
+        kind: ClassVar[str] = "note"
+
+        def __post_init__(self) -> None:
+            self.name = self.name.strip()
+
+    @dc.dataclass(frozen=True)
+    class Point:
+        x: int
+        y: int = 0
+        label: str = dc.field(default="", compare=False, hash=False)
+
+    @dc.dataclass
+    class Outer:
+        point: Point
+        notes: list = dc.field(default_factory=list)
+        table: dict = dc.field(default_factory=dict)
+
+    return Note, Point, Outer
+
+
+@BOTH
+def test_init_fills_defaults_a_fresh_factory_value_and_runs_post_init(dc):
+    Note, _, _ = make_classes(dc)
+    a, b = Note("  deploy "), Note(name="ci", tags=["x"], weight=2.0)
+    assert (a.name, a.tags, a.weight, a.seen) == ("deploy", [], 1.0, 0)
+    assert (b.name, b.tags, b.weight) == ("ci", ["x"], 2.0)
+    a.tags.append("y")
+    assert Note("other").tags == []  # each record its own list
+    assert Note.kind == "note" and [f.name for f in dc.fields(Note)] == ["name", "tags", "weight", "seen"]
+    assert Note.weight == 1.0 and "tags" not in Note.__dict__  # as the standard module leaves them
+
+
+@BOTH
+def test_init_refuses_what_the_standard_one_refuses(dc):
+    Note, _, _ = make_classes(dc)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'name'"):
+        Note()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        Note("a", colour="red")
+    with pytest.raises(TypeError, match="takes from 2 to 5 positional arguments but 6 were given"):
+        Note("a", [], 1.0, 0, "extra")
+
+
+@BOTH
+def test_repr_and_eq_read_the_fields_and_leave_out_what_does_not_compare(dc):
+    Note, Point, _ = make_classes(dc)
+    assert repr(Note("a")).endswith("Note(name='a', tags=[], weight=1.0, seen=0)")
+    assert Note("a", seen=3) == Note("a", seen=9) and Note("a") != Note("b")
+    assert (Note("a") == "a") is False
+    assert Point(1, 2, "p") == Point(1, 2, "q") and Point(1) != Point(2)
+
+
+@BOTH
+def test_frozen_records_are_read_only_and_hash_by_their_compared_fields(dc):
+    Note, Point, _ = make_classes(dc)
+    p = Point(1, 2)
+    with pytest.raises(AttributeError):
+        p.x = 3
+    with pytest.raises(AttributeError):
+        del p.y
+    with pytest.raises(AttributeError):
+        p.other = 1
+    assert hash(Point(1, 2, "a")) == hash(Point(1, 2, "b")) and len({Point(1), Point(1), Point(2)}) == 2
+
+    @dc.dataclass
+    class Pair:
+        a: int
+        b: str = ""
+
+    with pytest.raises(TypeError, match="unhashable type: 'Pair'"):
+        hash(Pair(1))  # compares by value and is not frozen: unhashable, as with dataclasses
+
+
+@BOTH
+def test_replace_asdict_and_copies(dc):
+    Note, Point, Outer = make_classes(dc)
+    note = Note("a", ["t"])
+    moved = dc.replace(note, name="  b  ")
+    assert (moved.name, moved.tags, note.name) == ("b", ["t"], "a")  # post_init ran again
+    with pytest.raises(TypeError):
+        dc.replace(note, colour="red")
+    outer = Outer(Point(1, 2), [Point(3)], {"k": (Point(4), 5)})
+    data = dc.asdict(outer)
+    assert data == {"point": {"x": 1, "y": 2, "label": ""}, "notes": [{"x": 3, "y": 0, "label": ""}],
+                    "table": {"k": ({"x": 4, "y": 0, "label": ""}, 5)}}
+    data["notes"].append(1)
+    assert len(outer.notes) == 1  # a copy, not the record's own list
+    with pytest.raises(TypeError):
+        dc.asdict(Outer)
+    assert dc.is_dataclass(outer) and dc.is_dataclass(Outer) and not dc.is_dataclass(object())
+    assert copy.deepcopy(outer) == outer
+
+
+@records.dataclass(frozen=True)
+class Stored:
+    name: str
+    weight: float = 1.0
+
+
+def test_a_frozen_record_pickles_and_copies():
+    record = Stored("a", 2.0)
+    assert pickle.loads(pickle.dumps(record)) == record and copy.copy(record) == record
+
+
+@BOTH
+def test_methods_a_class_defines_itself_are_kept(dc):
+    @dc.dataclass
+    class Named:
+        name: str
+
+        def __repr__(self) -> str:
+            return f"<{self.name}>"
+
+        def __eq__(self, other):
+            return isinstance(other, Named) and other.name.lower() == self.name.lower()
+
+        def __hash__(self):
+            return hash(self.name.lower())
+
+    assert repr(Named("A")) == "<A>" and Named("A") == Named("a") and len({Named("A"), Named("a")}) == 1
+
+
+@BOTH
+def test_definitions_the_standard_module_refuses_are_refused(dc):
+    with pytest.raises(ValueError, match="mutable default"):
+        @dc.dataclass
+        class Shared:
+            items: list = []  # noqa: RUF012 - the mistake under test
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+        @dc.dataclass
+        class Order:
+            a: int = 0
+            b: int
+    with pytest.raises(ValueError):
+        dc.field(default=1, default_factory=int)
+    with pytest.raises(TypeError):
+        dc.fields(object())
+
+
+def test_a_record_that_inherits_from_another_is_refused_rather_than_half_supported():
+    @records.dataclass
+    class Base:
+        a: int
+
+    with pytest.raises(TypeError, match="cannot inherit"):
+        @records.dataclass
+        class Child(Base):
+            b: int = 0
+
+
+def test_every_record_class_of_memlane_is_made_by_memlane_records():
+    """One implementation for the package: a stray ``from dataclasses import dataclass`` would bring
+    the standard module back into every fresh hook process."""
+    import pathlib
+
+    import memlane
+
+    package = pathlib.Path(memlane.__file__).parent
+    stray = [str(p.relative_to(package)) for p in package.rglob("*.py")
+             if p.name != "records.py" and ("from dataclasses import" in p.read_text(encoding="utf-8")
+                                            or "import dataclasses" in p.read_text(encoding="utf-8"))]
+    assert stray == []
