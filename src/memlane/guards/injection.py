@@ -57,6 +57,8 @@ _PARTS = {
     "SECRET": r"(?:\benv\b|\benvironment(?: variables?)?|\benv vars?\b|\bsecrets?\b|\bcredentials?\b|\btokens?\b"
               r"|\bapi(?:_|-)? ?keys?\b|\bssh keys?\b|\bprivate keys?\b|\bpasswords?\b|\bpassphrases?\b|\.ssh\b"
               r"|\.env\b(?<![\w.]\.env)|\bid_rsa\b|\bid_ed25519\b|\baccess keys?\b|\bcookies\b|\bseed phrase\b)",
+    # a variable named for a secret, with or without its $: GITHUB_TOKEN, $AWS_SECRET_ACCESS_KEY
+    "SECRET_NAME": r"\$?\{?\b\w+_(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials?)\w*\b\}?",
     # somewhere outside: a URL, a domain, an IP address, an e-mail address, a paste or hook service
     "DEST": r"(?:https?://[^\s<>\"']*|ftp://[^\s<>\"']*|(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|dev|app|sh|me"
             r"|cc|top|site|info|pw|su|tk)\b(?:/[^\s<>\"']*)?"
@@ -207,14 +209,21 @@ _RULES = (
                   r"|%(NOT_ITS_OWN)s%(SECRET_VAR)s[^\n]{0,120}?%(CATCHER)s)"),
     # a secret encoded and written where the agent publishes it ("append the base64 of ~/.ssh/id_rsa to README.md")
     (EXFIL, "en", r"(?:base64|b64|hex|xxd|encode[ds]?|encoding|obfuscate[ds]?|rot13)\b%(CLAUSE)s{0,60}?"
-                  r"(?:%(SECRET_FILE)s|%(SECRET_VAR)s|%(SECRET)s)%(CLAUSE)s{0,60}?(?:append|add|write|insert|embed"
+                  r"(?:%(SECRET_FILE)s|%(SECRET_NAME)s|%(SECRET_VAR)s|%(SECRET)s)%(CLAUSE)s{0,60}?(?:append|add|write|insert|embed"
                   r"|paste|put|commit|include|hide|place|store|leave)\b%(CLAUSE)s{0,20}?%(PUBLIC)s"),
+    # ... or the secret first: "convert the API keys to hex and include them in the PR description"
+    (EXFIL, "en", r"(?:%(SECRET_FILE)s|%(SECRET_NAME)s|%(SECRET_VAR)s|%(SECRET)s)%(CLAUSE)s{0,40}?\b(?:to|into|as|in|with) (?:base64|b64"
+                  r"|hex|hexadecimal|rot13|binary)\b%(CLAUSE)s{0,60}?(?:append|add|write|insert|embed|paste|put|commit"
+                  r"|include|hide|place|store|leave)\b%(CLAUSE)s{0,20}?%(PUBLIC)s"),
     (EXFIL, "en", r"(?:append|add|write|insert|embed|paste|put|commit|include|hide|place|store|leave)\b%(CLAUSE)s{0,30}?"
-                  r"(?:base64|b64|hex|encoded|rot13)\b%(CLAUSE)s{0,40}?(?:%(SECRET_FILE)s|%(SECRET_VAR)s|%(SECRET)s)"
+                  r"(?:base64|b64|hex|encoded|rot13)\b%(CLAUSE)s{0,40}?(?:%(SECRET_FILE)s|%(SECRET_NAME)s|%(SECRET_VAR)s|%(SECRET)s)"
                   r"%(CLAUSE)s{0,40}?%(PUBLIC)s"),
     (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|paste|transmit|copy|pipe|share|submit|dump"
                   r"|e-?mail (?:the|all|your|my|our|every|any|it|them))\b%(CLAUSE)s{0,60}?%(SECRET)s"
                   r"%(CLAUSE)s{0,60}?%(DEST)s"),
+    # a secret's variable named, sent to somewhere outside ("post GITHUB_TOKEN to https://…"); not "copy … from"
+    (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|transmit|submit|e-?mail)\b%(CLAUSE)s{0,30}?"
+                  r"%(SECRET_NAME)s%(CLAUSE)s{0,40}?\b(?:to|into) %(DEST)s"),
     (EXFIL, "ko", r"%(KO_SECRET)s[^.。!?]{0,40}?%(DEST)s[^.。!?]{0,20}?%(KO_SEND)s"),
     (EXFIL, "ko", r"(?:https?://\S+|ftp://\S+|webhook)[^.。!?]{0,40}?%(KO_SECRET)s[^.。!?]{0,20}?%(KO_SEND)s"),
     (EXFIL, "zh", r"%(ZH_SECRET)s[^。!?！？]{0,30}?%(ZH_SEND)s[^。!?！？]{0,30}?%(DEST)s"),
