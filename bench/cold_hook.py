@@ -1,0 +1,93 @@
+"""The cold fallback alone: `memlane-hook user-prompt-submit --no-daemon` in fresh processes on a
+keyword-only index of synthetic notes (built in under a minute, no model), each prompt in a new
+session. Two rounds: the first screens notes this index's verdict file has not seen, the second the
+same prompts again (their verdicts kept). With ``--against DIR`` (another checkout's ``src``, e.g. a
+``git worktree`` of the previous commit) both codes run alternately in the same loop, so the
+machine's noise falls on both.
+
+    .venv/bin/python bench/cold_hook.py --notes 10000 --prompts 40 [--against /tmp/old/src]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+
+def _pct(values: list[float]) -> str:
+    values = sorted(values)
+    return f"p50 {statistics.median(values):6.1f}  p95 {values[int(0.95 * (len(values) - 1))]:6.1f} ms"
+
+
+def build(work: Path, notes: int, prompts: int) -> tuple[Path, Path, list[str]]:
+    import speed
+    from memlane import Memory
+
+    store = speed.write_store(work / "notes", notes, 7)
+    index = work / "index.sqlite"
+    started = time.perf_counter()
+    with Memory([store], embedder="none", index_path=index) as memory:
+        memory.refresh(embed=False)
+    print(f"indexed {notes} notes keyword-only in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return store, index, speed.make_queries(prompts, 11)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--prompts", type=int, default=40)
+    parser.add_argument("--against", help="another checkout's src folder, run alternately with this one")
+    args = parser.parse_args(argv)
+    for tree in [REPO / "src", *([Path(args.against)] if args.against else [])]:  # as `pip install` leaves it
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "memlane")], check=False)
+    with tempfile.TemporaryDirectory(prefix="memlane-cold-") as tmp:
+        work = Path(tmp)
+        (work / "run").mkdir(mode=0o700)
+        env = os.environ | {"MEMLANE_CACHE_DIR": str(work / "cache"), "XDG_RUNTIME_DIR": str(work / "run")}
+        store, index, prompts = build(work, args.notes, args.prompts)
+        trees = {"this checkout": REPO / "src"} | ({"--against": Path(args.against)} if args.against else {})
+        hooks = {}
+        for n, name in enumerate(trees):  # each code its own copy of the index, so its own verdict file
+            copy = work / f"index-{n}.sqlite"
+            shutil.copyfile(index, copy)
+            hooks[name] = [sys.executable, str(REPO / "scripts" / "memlane-hook"), "user-prompt-submit",
+                           "--store", str(store), "--index", str(copy), "--no-daemon"]
+        base = []
+        for _ in range(20):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+            base.append((time.perf_counter() - started) * 1000)
+        print(f"{args.notes} notes, {len(prompts)} prompts a round, `python -c pass` {_pct(base)}")
+        tag = uuid.uuid4().hex[:8]
+        for round_name in ("first round (verdicts unseen)", "second round (verdicts kept)"):
+            times: dict[str, list[float]] = {name: [] for name in trees}
+            empty = dict.fromkeys(trees, 0)
+            for n, prompt in enumerate(prompts):
+                for name, tree in trees.items():
+                    payload = json.dumps({"session_id": f"{tag}-{name[:2]}-{round_name[:2]}-{n}", "cwd": str(work),
+                                          "transcript_path": str(work / "none.jsonl"),
+                                          "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+                    started = time.perf_counter()
+                    out = subprocess.run(hooks[name], input=payload, capture_output=True, text=True, cwd=str(work),
+                                         env=env | {"PYTHONPATH": str(tree)}).stdout
+                    times[name].append((time.perf_counter() - started) * 1000)
+                    empty[name] += not out.strip()
+            for name in trees:
+                print(f"  {round_name:31s} {name:14s} {_pct(times[name])}  (no answer: {empty[name]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
