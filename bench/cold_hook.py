@@ -1,11 +1,13 @@
 """The cold fallback alone: `memlane-hook user-prompt-submit --no-daemon` in fresh processes on a
 keyword-only index of synthetic notes (built in under a minute, no model), each prompt in a new
 session. Two rounds: the first screens notes this index's verdict file has not seen, the second the
-same prompts again (their verdicts kept). With ``--against DIR`` (another checkout's ``src``, e.g. a
+same prompts again (their verdicts kept). With ``--ahead``, this checkout's index is first served by
+a real daemon (keyword-only) until its background round has screened the notes ahead, then stopped:
+the first round then shows what a hook answered after the daemon went idle costs. With ``--against DIR`` (another checkout's ``src``, e.g. a
 ``git worktree`` of the previous commit) both codes run alternately in the same loop, so the
 machine's noise falls on both.
 
-    .venv/bin/python bench/cold_hook.py --notes 10000 --prompts 40 [--against /tmp/old/src]
+    .venv/bin/python bench/cold_hook.py --notes 10000 --prompts 40 [--ahead] [--against /tmp/old/src]
 """
 
 from __future__ import annotations
@@ -44,10 +46,39 @@ def build(work: Path, notes: int, prompts: int) -> tuple[Path, Path, list[str]]:
     return store, index, speed.make_queries(prompts, 11)
 
 
+def ahead(store: Path, index: str, notes: int, work: Path, env: dict) -> None:
+    """A real daemon on ``index`` until its background round has screened every note ahead."""
+    import sqlite3
+
+    from memlane.adapters.hookclient import ask_daemon, daemon_key, project_root, socket_path
+
+    daemon = subprocess.Popen([str(Path(sys.executable).parent / "memlane"), "serve", "--store", str(store),
+                               "--index", index, "--embedder", "none", "--idle-minutes", "10"], env=env,
+                              cwd=str(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock = socket_path(daemon_key(project_root(str(work)), [str(store)], "none", index))
+    started, kept = time.perf_counter(), -1
+    try:
+        while time.perf_counter() - started < 600:
+            time.sleep(1.0)
+            try:
+                with sqlite3.connect(f"{index}.screened") as conn:
+                    now = conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+            except sqlite3.Error:
+                continue
+            if now == kept and now >= notes:
+                break  # every note's verdict, and none new in the last second: the round is done
+            kept = now
+    finally:
+        ask_daemon(sock, "stop")
+        daemon.wait(timeout=60)
+    print(f"  a daemon screened ahead: {kept} verdicts kept in {time.perf_counter() - started:.0f} s")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--prompts", type=int, default=40)
+    parser.add_argument("--ahead", action="store_true", help="let a daemon screen this checkout's notes ahead first")
     parser.add_argument("--against", help="another checkout's src folder, run alternately with this one")
     args = parser.parse_args(argv)
     for tree in [REPO / "src", *([Path(args.against)] if args.against else [])]:  # as `pip install` leaves it
@@ -56,6 +87,7 @@ def main(argv=None) -> int:
         work = Path(tmp)
         (work / "run").mkdir(mode=0o700)
         env = os.environ | {"MEMLANE_CACHE_DIR": str(work / "cache"), "XDG_RUNTIME_DIR": str(work / "run")}
+        os.environ.update({k: env[k] for k in ("MEMLANE_CACHE_DIR", "XDG_RUNTIME_DIR")})  # where the daemon is found
         store, index, prompts = build(work, args.notes, args.prompts)
         trees = {"this checkout": REPO / "src"} | ({"--against": Path(args.against)} if args.against else {})
         hooks = {}
@@ -70,6 +102,8 @@ def main(argv=None) -> int:
             subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
             base.append((time.perf_counter() - started) * 1000)
         print(f"{args.notes} notes, {len(prompts)} prompts a round, `python -c pass` {_pct(base)}")
+        if args.ahead:
+            ahead(store, hooks["this checkout"][hooks["this checkout"].index("--index") + 1], args.notes, work, env)
         tag = uuid.uuid4().hex[:8]
         for round_name in ("first round (verdicts unseen)", "second round (verdicts kept)"):
             times: dict[str, list[float]] = {name: [] for name in trees}

@@ -116,3 +116,93 @@ def test_a_file_that_breaks_under_an_open_connection_is_opened_afresh(tmp_path):
     screened = []
     assert Verdicts(path).risks(["second note"], lambda text: screened.append(text)) == [None]
     assert screened == []  # the later process read it from the file
+
+
+def _store_of_notes(tmp_path):
+    from conftest import write_note
+
+    store = tmp_path / "store"
+    write_note(store, "feedback_deploy.md", "---\nname: deploy\ndescription: when deploying\ntype: feedback\n---\n"
+               + SAFE + "\n")
+    write_note(store, "project_ci.md", "---\nname: ci_cache\ndescription: how the CI cache is keyed\ntype: project\n"
+               "---\nKey it on the lockfile hash before deploying; see [[deploy]].\n")
+    write_note(store, "sub/reference_evil.md", "---\nname: evil\ndescription: the release steps and the migrations"
+               "\ntype: reference\n---\n" + RISKY + " during the release, after the migrations\n")
+    return store
+
+
+def test_notes_screened_ahead_are_not_screened_again_by_a_later_hook(tmp_path, monkeypatch):
+    """What a resident process screens ahead is what a hook screens when it recalls the notes: a
+    later process finds every verdict (the folders and the names too), the risky note's with them."""
+    from memlane import Memory
+    from memlane.inject.layers import screen_ahead, user_prompt
+
+    store = _store_of_notes(tmp_path)
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        assert screen_ahead(memory) == 5  # three notes and their two folders
+        assert screen_ahead(memory) == 0  # nothing new since
+    exits._risk.cache_clear()  # as a later process
+    import memlane.inject.layers as layers
+
+    layers._VERDICTS.clear()
+    screened = []
+    monkeypatch.setattr("memlane.guards.injection.injection_risk", lambda text: screened.append(text))
+    payload = {"session_id": "s", "prompt": "the release steps, the CI cache and the migrations", "transcript_path": None}
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        answer = user_prompt(memory, payload, dry_run=True)
+    assert "deploy" in answer.text and "ci_cache" in answer.text
+    assert [q["name"] for q in answer.report["quarantined"]] == ["evil"]  # from its kept verdict
+    # only what the report says of the quarantined note is screened, each part by itself (neutral_names)
+    assert set(screened) <= {"evil", "reference_evil.md", str(store / "sub")}, screened
+
+
+def test_a_store_past_half_the_verdict_cap_is_left_to_be_screened_as_recalled(tmp_path, monkeypatch):
+    import memlane.guards.verdicts as verdicts
+    from memlane import Memory
+    from memlane.inject.layers import screen_ahead
+
+    monkeypatch.setattr(verdicts, "MAX_ROWS", 4)  # three notes are more than half of it
+    with Memory([_store_of_notes(tmp_path)], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        assert screen_ahead(memory) == 0
+
+
+def test_the_daemons_workspace_screens_the_notes_ahead_in_its_background_round(tmp_path):
+    """After its warm-up and after a refresh that indexed something, the daemon's background round
+    screens ahead; a workspace without the background thread (the MCP server's) never does."""
+    import sqlite3
+
+    from memlane.adapters.workspace import Workspace
+
+    store = _store_of_notes(tmp_path)
+    index = tmp_path / "i.sqlite"
+
+    def kept() -> int:
+        try:
+            with sqlite3.connect(f"{index}.screened") as conn:
+                return conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+
+    ticks = iter(range(0, 10**6, 1000))  # every round due
+
+    def clock() -> float:
+        return float(next(ticks))
+
+    inline = Workspace([str(store)], "none", str(index), str(tmp_path), clock=clock)
+    try:
+        inline.current()
+        inline.refresh_due()
+        assert kept() == 0  # answered inline: nothing screened but what a call recalls
+    finally:
+        inline.close()
+    daemon = Workspace([str(store)], "none", str(index), str(tmp_path), clock=clock)
+    try:
+        daemon.current()
+        daemon._refresher = object()  # as start_refresher leaves it; the round run here, not in a thread
+        daemon.refresh_due()
+        assert kept() >= 3
+    finally:
+        daemon._refresher = None
+        daemon.close()

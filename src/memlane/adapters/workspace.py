@@ -84,6 +84,7 @@ class Workspace:
         self.fabric = None  # the other domains, once built (None: not yet, or none to build)
         self.opened = 0  # how many times a Memory was opened: a reopen is visible
         self._team_due = False  # the team store is refreshed by the next round, unlocked (it opened without)
+        self._screen_due = False  # notes indexed since the last round not screened ahead yet (``screen_ahead``)
         self._warm = False
         self._fabric_built = False
         self._config_stamp = None
@@ -121,6 +122,7 @@ class Workspace:
             self._config_stamp = _config_stamp(memory)
             memory.refresh(team=False)  # index fresh and the model loaded before the first answer
             self._team_due = memory.team is not None  # the team's own refresh: the next round, unlocked
+            self._screen_due = True
             self._files_stamp = memory.files_stamp()
             self._walk_s = memory.walk_s
             if self._warm and memory.embedder is not None:
@@ -310,6 +312,8 @@ class Workspace:
                 memory.maintain_lifecycle(team=False)  # new uses in; states moved at most hourly
                 unsettled = self._refresher is not None and memory.graph_unsettled()
                 team_due, self._team_due = self._team_due, False
+                screen_due = self._refresher is not None and self._screen_due
+                self._screen_due = self._screen_due and not screen_due
                 embedder = memory.embedder if team_due else None  # loaded here, once
             if memory.team is not None:  # outside the lock: a slow team store (a member's bulk import to
                 if team_due:  # embed, a network that stalls) never holds a prompt up past its deadline
@@ -317,8 +321,20 @@ class Workspace:
                 memory.team.maintain()
             if unsettled:
                 self._settle_aside(memory)
+            if screen_due:  # a later hook answered in a fresh process finds their verdicts kept
+                self._screen_ahead(memory)
         except Exception as exc:  # noqa: BLE001 - the index stays as it is; the next round tries again
             log.info("file check failed: %s", exc)
+
+    def _screen_ahead(self, memory) -> None:
+        """The notes' verdicts screened ahead (``inject.layers.screen_ahead``), a batch at a time
+        under the lock and stepping aside while a request is served."""
+        from ..inject.layers import screen_ahead
+
+        started = time.perf_counter()
+        screened = screen_ahead(memory, hold=lambda: self.lock, pause=self._step_aside)
+        if screened:
+            log.info("screened %d notes ahead in %.1f s", screened, time.perf_counter() - started)
 
     def check_files(self) -> None:
         """Inside ``held``: the files checked now, whatever the throttle says — for a person's
@@ -339,6 +355,7 @@ class Workspace:
         memory.refresh(force=False, recheck=True, walked=walked, team=False)
         self._files_stamp = stamp
         self._team_due = self._team_due or memory.team is not None
+        self._screen_due = True
 
     def files_cheap_to_check(self) -> bool:
         """Whether the last stat walk was quick enough to walk the files again inside a request

@@ -57,6 +57,7 @@ class Verdicts:
         self._seen: dict[str, str] = {}  # key -> verdict ("" safe) read or kept by this process
         self._conn: sqlite3.Connection | None = None  # kept open: a resident process reads and writes often
         self._lock = threading.Lock()
+        self.screened = 0  # texts this process screened itself (no verdict kept for them yet)
 
     def risks(self, texts: list[str], screen: Callable[[str], str | None]) -> list[str | None]:
         if rules_version() is None:
@@ -77,6 +78,7 @@ class Verdicts:
                 out.append(verdict)
         self._seen.update(known)
         if fresh:
+            self.screened += len(fresh)
             self._seen.update(fresh)
             later(lambda: self._write(fresh))
         if len(self._seen) > MAX_ROWS:

@@ -308,6 +308,43 @@ def _verdicts(memory: Memory):
 
 _VERDICTS: dict = {}
 
+#: notes screened ahead per batch (``screen_ahead``): the index is read a batch at a time
+AHEAD_BATCH = 64
+
+
+def screen_ahead(memory: Memory, *, hold=None, pause=None) -> int:
+    """Screen every indexed note whose verdict this index's verdict file does not hold yet, as a
+    hook would screen it when recalled: a hook answered later in a fresh process (the daemon gone
+    idle) then finds the verdicts instead of compiling the guard's rules for notes it injects for
+    the first time (~100 ms at 10k notes). For a resident process's idle time: ``hold()`` is
+    entered while a batch is read from the index (the daemon's lock), ``pause()`` called between
+    batches (it waits while a request is served). A store larger than half the file's cap is left
+    to be screened as it is recalled (the cap would evict what was screened). Returns how many
+    notes were screened now."""
+    from contextlib import nullcontext
+
+    from ..guards.verdicts import MAX_ROWS
+    from ..recall import recalled_note
+
+    verdicts = _verdicts(memory)
+    if verdicts.path is None:
+        return 0
+    with (hold or nullcontext)():
+        ids = memory.index.all_ids()
+    if len(ids) > MAX_ROWS // 2:
+        return 0
+    before, aside = verdicts.screened, set()
+    for start in range(0, len(ids), AHEAD_BATCH):
+        if pause is not None:
+            pause()
+        with (hold or nullcontext)():
+            rows = memory.index.units_by_id(ids[start:start + AHEAD_BATCH])
+        items = [recalled_note(row) for row in rows.values()]
+        unit_risks([recalled_fields(i) for i in items], verdicts)
+        aside |= {os.path.dirname(i.path) for i in items if os.path.dirname(i.path)}  # ``_screen`` reads them alone
+    unit_risks([(text,) for text in sorted(aside)], verdicts)
+    return verdicts.screened - before
+
 
 def _bounded(prompt: str) -> str:
     """``prompt``, or past ``PROMPT_MAX_CHARS`` its head and tail halves around a marker."""
