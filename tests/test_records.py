@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import typing
 from typing import ClassVar
 
 import pytest
@@ -184,3 +185,33 @@ def test_every_record_class_of_memlane_is_made_by_memlane_records():
              if p.name != "records.py" and ("from dataclasses import" in p.read_text(encoding="utf-8")
                                             or "import dataclasses" in p.read_text(encoding="utf-8"))]
     assert stray == []
+
+
+@BOTH
+def test_a_field_may_bear_a_name_the_generated_init_uses_itself(dc):
+    """``__init__`` is generated source: a field named ``MISSING`` (the sentinel of a default
+    factory) or ``self`` must neither shadow what the source relies on nor fail to compile."""
+    @dc.dataclass
+    class Marker:
+        MISSING: int = 0
+        items: list = dc.field(default_factory=list)
+
+    assert Marker().items == [] and Marker(MISSING=5).items == []
+
+    @dc.dataclass(frozen=True)
+    class Selfish:
+        self: int
+        other: str = ""
+
+    assert Selfish(1).self == 1 and Selfish(self=2, other="x").other == "x"
+
+
+@BOTH
+def test_only_a_real_classvar_annotation_is_left_out(dc):
+    @dc.dataclass
+    class Odd:
+        x: ClassVarious = 1  # noqa: F821 - a type that merely starts with "ClassVar"
+        y: typing.ClassVar[int] = 2
+        z: int = 3
+
+    assert [f.name for f in dc.fields(Odd)] == ["x", "z"]

@@ -155,7 +155,8 @@ def _has_default(spec: Field) -> bool:
 
 def _is_classvar(annotation) -> bool:
     if isinstance(annotation, str):
-        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+        head = annotation.split("[", 1)[0].strip()
+        return head in ("ClassVar", "typing.ClassVar")
     typing = sys.modules.get("typing")
     return typing is not None and (annotation is typing.ClassVar or getattr(annotation, "__origin__", None)
                                    is typing.ClassVar)
@@ -163,23 +164,26 @@ def _is_classvar(annotation) -> bool:
 
 def _compile_init(cls, found: tuple[Field, ...], frozen: bool):
     """One small ``__init__`` a class, compiled so it has the fields as its real parameters."""
-    params, body = ["self"], []
-    scope = {"MISSING": MISSING, "__object_setattr": object.__setattr__}
+    # the source's own names are dunders no field can bear (the class body mangles ``__x``), and
+    # ``self`` is renamed when a field is called so, as dataclasses does
+    me = "__records_self__" if any(spec.name == "self" for spec in found) else "self"
+    params, body = [me], []
+    scope = {"__records_missing__": MISSING, "__records_setattr__": object.__setattr__}
     for n, spec in enumerate(found):
         if spec.default_factory is not MISSING:
-            scope[f"__factory_{n}"] = spec.default_factory
-            params.append(f"{spec.name}=MISSING")
-            value = f"__factory_{n}() if {spec.name} is MISSING else {spec.name}"
+            scope[f"__records_factory_{n}__"] = spec.default_factory
+            params.append(f"{spec.name}=__records_missing__")
+            value = f"__records_factory_{n}__() if {spec.name} is __records_missing__ else {spec.name}"
         else:
             if spec.default is not MISSING:
-                scope[f"__default_{n}"] = spec.default
-                params.append(f"{spec.name}=__default_{n}")
+                scope[f"__records_default_{n}__"] = spec.default
+                params.append(f"{spec.name}=__records_default_{n}__")
             else:
                 params.append(spec.name)
             value = spec.name
-        body.append(f"__object_setattr(self, {spec.name!r}, {value})" if frozen else f"self.{spec.name} = {value}")
+        body.append(f"__records_setattr__({me}, {spec.name!r}, {value})" if frozen else f"{me}.{spec.name} = {value}")
     if hasattr(cls, "__post_init__"):
-        body.append("self.__post_init__()")
+        body.append(f"{me}.__post_init__()")
     source = f"def __init__({', '.join(params)}):\n    " + "\n    ".join(body or ["pass"])
     exec(source, scope)
     init = scope["__init__"]
