@@ -215,3 +215,45 @@ def test_only_a_real_classvar_annotation_is_left_out(dc):
         z: int = 3
 
     assert [f.name for f in dc.fields(Odd)] == ["x", "z"]
+
+
+@BOTH
+def test_asdict_converts_the_records_inside_a_named_tuple(dc):
+    from typing import NamedTuple
+
+    _, Point, _ = make_classes(dc)
+
+    class Span(NamedTuple):
+        start: object
+        end: object
+
+    @dc.dataclass
+    class Holder:
+        span: Span
+
+    data = dc.asdict(Holder(Span(Point(1), Point(2))))
+    assert data == {"span": ({"x": 1, "y": 0, "label": ""}, {"x": 2, "y": 0, "label": ""})}
+    assert type(data["span"]) is Span
+
+
+@BOTH
+def test_match_args_a_class_sets_itself_are_kept(dc):
+    @dc.dataclass
+    class Pair:
+        __match_args__ = ("b",)
+        a: int
+        b: int
+
+    assert Pair.__match_args__ == ("b",)
+
+
+@BOTH
+def test_a_record_in_a_module_without_the_future_import_has_its_fields(dc):
+    """Python 3.14 evaluates annotations lazily: without ``from __future__ import annotations`` a
+    class's ``__dict__`` holds no ``__annotations__``, and a reader of that dict alone finds no
+    field (passes on 3.11-3.13 either way; on 3.14 it is the difference)."""
+    source = "@dc.dataclass\nclass Plain:\n    a: int\n    b: 'list[str]' = dc.field(default_factory=list)\n"
+    scope = {"dc": dc}
+    exec(compile(source, "<plain>", "exec", dont_inherit=True), scope)  # noqa: S102 - the module under test
+    Plain = scope["Plain"]
+    assert [f.name for f in dc.fields(Plain)] == ["a", "b"] and Plain(1).b == []

@@ -93,7 +93,9 @@ def asdict(record) -> dict:
 def _asdict(value):
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: _asdict(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple: its fields are its arguments
+        return type(value)(*[_asdict(v) for v in value])
+    if isinstance(value, (list, tuple)):
         return type(value)(_asdict(v) for v in value)
     if isinstance(value, dict):
         return type(value)((_asdict(k), _asdict(v)) for k, v in value.items())
@@ -120,13 +122,13 @@ def _make_record(cls, frozen: bool):
             if name in cls.__dict__:
                 raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
             setattr(cls, name, guard)
-    cls.__match_args__ = tuple(f.name for f in found)
+    _set_if_missing(cls, "__match_args__", tuple(f.name for f in found))
     return cls
 
 
 def _collect_fields(cls) -> tuple[Field, ...]:
     found: list[Field] = []
-    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+    for name, annotation in _own_annotations(cls).items():
         if _is_classvar(annotation):
             continue
         default = cls.__dict__.get(name, MISSING)
@@ -147,6 +149,17 @@ def _collect_fields(cls) -> tuple[Field, ...]:
                 setattr(cls, name, spec.default)
         found.append(spec)
     return tuple(found)
+
+
+def _own_annotations(cls) -> dict:
+    annotations = cls.__dict__.get("__annotations__")
+    if annotations is None and sys.version_info >= (3, 14):
+        # annotations evaluated lazily (PEP 649): the class dict holds them only under
+        # ``from __future__ import annotations``; read them as dataclasses does there
+        import annotationlib
+
+        annotations = annotationlib.get_annotations(cls, format=annotationlib.Format.FORWARDREF)
+    return annotations or {}
 
 
 def _has_default(spec: Field) -> bool:
