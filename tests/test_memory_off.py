@@ -279,3 +279,52 @@ def test_doctor_lists_the_hooks_failures_since_the_last_answer(sealed_env):
     assert recent_hook_failures() == []
     log.write_text(f"{answered}\n{failed}\n", encoding="utf-8")
     assert recent_hook_failures() == [failed]
+
+
+def _prompt_hook(repo, monkeypatch, capsys, session, *argv):
+    payload = {"session_id": session, "cwd": str(repo), "prompt": "how do we deploy?"}
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(payload)))
+    assert hookclient.main(["user-prompt-submit", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def test_one_missing_store_among_several_answers_from_the_rest_and_says_which(repo, sealed_env, tmp_path,
+                                                                                 monkeypatch, capsys):
+    """``--store a --store gone``: one folder deleted (or mistyped) turned memory off for every
+    store of the command. The others answer; the user is told once a session which folder is
+    missing (the model is told nothing of it)."""
+    write_note(tmp_path / "notes", "deploy.md",
+               "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\nDeploy with make ship.\n")
+    gone = tmp_path / "gone"
+    argv = ["--store", str(tmp_path / "notes"), "--store", str(gone), "--no-daemon"]
+    first = json.loads(_prompt_hook(repo, monkeypatch, capsys, "p1", *argv))
+    assert "make ship" in first["hookSpecificOutput"]["additionalContext"]
+    assert f"--store {gone} is not a folder" in first["systemMessage"]
+    assert "memory is off" not in first["systemMessage"] and str(gone) not in first["hookSpecificOutput"]["additionalContext"]
+    assert "systemMessage" not in _prompt_hook(repo, monkeypatch, capsys, "p1", *argv)  # told once a session
+    other = json.loads(_prompt_hook(repo, monkeypatch, capsys, "p2", *argv))
+    assert str(gone) in other["systemMessage"]
+    # every store missing: nothing to answer from, memory is off (as for one missing store alone)
+    off = json.loads(_prompt_hook(repo, monkeypatch, capsys, "p3", "--store", str(gone), "--store",
+                                  str(tmp_path / "gone2"), "--no-daemon"))
+    assert "memory is off" in off["systemMessage"] and "additionalContext" not in off["hookSpecificOutput"]
+
+
+def test_the_daemon_serves_the_stores_that_exist_and_says_which_one_is_missing(repo, sealed_env, tmp_path):
+    """The daemon for a command with one missing store serves the others (it had refused to start),
+    and says which folder is missing, once a session."""
+    from memlane.adapters import daemon
+
+    write_note(tmp_path / "notes", "deploy.md",
+               "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\nDeploy with make ship.\n")
+    stores = [str(tmp_path / "notes"), str(tmp_path / "gone")]
+    daemon.check_hook_command(stores, "none")  # no refusal: the daemon starts
+    workspace = daemon.Workspace(stores, "none", str(tmp_path / "i.sqlite"), str(repo))
+    try:
+        request = json.dumps({"session_id": "w1", "cwd": str(repo), "prompt": "how do we deploy?"})
+        first = json.loads(daemon.answer(workspace, "user-prompt-submit", request))
+        assert "make ship" in first["hookSpecificOutput"]["additionalContext"]
+        assert str(tmp_path / "gone") in first["systemMessage"]
+        assert "systemMessage" not in daemon.answer(workspace, "user-prompt-submit", request)
+    finally:
+        workspace.close()

@@ -46,6 +46,7 @@ from typing import Callable
 
 from .agents import PROMPT, SESSION_START
 from .hookclient import daemon_key, private_dir, project_root, socket_path
+from .hook import check_hook_command
 from .workspace import Busy, Workspace
 
 log = logging.getLogger("memlane.daemon")
@@ -97,9 +98,10 @@ def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
     session's state, the guard's verdicts: ``deferred.py``) is written after it, the workspace
     still held."""
     from ..deferred import deferring
-    from .hook import handle_event, parse_payload
+    from .hook import check_hook_command, handle_event, parse_payload, with_missing_stores
 
     payload = parse_payload(raw, agent)
+    missing = check_hook_command(workspace.args[0], None)  # a store gone since the start: said, the others answer
     try:
         with workspace.held(deadline) as warm, deferring():
             if warm.judge is None:
@@ -110,6 +112,7 @@ def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
                 until = None if deadline is None else deadline - JUDGE_RESERVE_S
                 with judging(warm.judge, until=until):
                     out = handle_event(warm.memory, event, payload, agent=agent, fabric=warm.fabric)
+            out = with_missing_stores(out, event, payload, agent, missing)
             if reply is not None:
                 reply(out)
             return out
@@ -343,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES)
     args = parser.parse_args(argv)
     tune_threads()
-    from .hook import _file_logging, check_hook_command
+    from .hook import _file_logging
 
     _file_logging()
     root = args.root or project_root(None)

@@ -148,21 +148,51 @@ def _final_text(text: str, max_chars: int) -> str:
     return cut(clean(text), max_chars)
 
 
-def check_hook_command(stores: list[str] | None, embedder: str | None) -> None:
-    """Raise ``ConfigError`` when the hook's own command line names a store that is no folder or
-    an embedder memlane does not know: a mistake in the installed command, said to the user once
-    a session (a missing store had answered nothing, and a wrong embedder keyword-only, silently)."""
+def missing_stores(stores: list[str] | None) -> list[str]:
+    """The folders the hook's command names with ``--store`` that are no folder (deleted, moved,
+    mistyped), as the store is read: ``'~/notes'`` from the home folder."""
+    return [folder for folder in stores or () if not os.path.isdir(os.path.expanduser(folder))]
+
+
+def check_hook_command(stores: list[str] | None, embedder: str | None) -> list[str]:
+    """Raise ``ConfigError`` when the hook's own command line names only stores that are no folder,
+    or an embedder memlane does not know: a mistake in the installed command, said to the user once
+    a session (a missing store had answered nothing, and a wrong embedder keyword-only, silently).
+    Returns the stores that are missing while others are there: memory answers from those, and the
+    user is told which folder is missing (:func:`with_missing_stores`)."""
     from ..errors import ConfigError
 
-    for folder in stores or ():
-        if not os.path.isdir(os.path.expanduser(folder)):  # as the store is read: '~/notes' from the home folder
-            raise ConfigError(f"the hook command's --store {folder} is not a folder")
+    missing = missing_stores(stores)
+    if missing and len(missing) == len(stores or ()):
+        named = " and ".join(f"--store {folder}" for folder in missing)
+        raise ConfigError(f"the hook command's {named} {'is not a folder' if len(missing) == 1 else 'are not folders'}")
     if isinstance(embedder, str) and embedder not in ("", "none", "default"):  # an Embedder given is no name to check
         from ..embed import _BUILTIN, available_embedders
 
         if embedder not in _BUILTIN and embedder not in available_embedders():
             raise ConfigError(f"the hook command's --embedder {embedder!r} is no model memlane knows "
                               f"(known: {', '.join(available_embedders())}, none)")
+    return missing
+
+
+def with_missing_stores(out: str, event: str, payload: dict, agent: str, missing: list[str]) -> str:
+    """The hook's output ``out``, telling the user — once a session, for this set of missing
+    folders — which of the command's stores is no folder while the others answered; logged each time."""
+    if not missing:
+        return out
+    import zlib
+
+    from ..inject.session import first_time_told
+
+    named = ", ".join(f"--store {folder}" for folder in missing)
+    log.warning("hook %s: the hook command's %s: not a folder; answering from its other stores", event, named)
+    topic = f"missing-store-{zlib.crc32(chr(0).join(sorted(missing)).encode('utf-8', 'surrogateescape')):08x}"
+    if not first_time_told(str(payload.get("session_id") or ""), topic):
+        return out
+    verb = "is not a folder" if len(missing) == 1 else "are not folders"
+    return load(agent).with_notice(event, out, f"memlane: the hook command's {named} {verb} (deleted, moved or "
+                                               "mistyped?); memory answers from its other folders. Make the folder "
+                                               "again, or fix the hook command (`memlane doctor`).")
 
 
 def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | None = None, index: str | None = None,
@@ -188,7 +218,7 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
     payload = None
     try:
         payload = parse_payload(stdin.read(), agent)
-        check_hook_command(stores, wanted_embedder or embedder)
+        missing = check_hook_command(stores, wanted_embedder or embedder)
         cwd = root or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
         from ..memory import Memory
 
@@ -204,7 +234,8 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
 
             fabric = other_domains(memory, refresh=refresh) if event == "user-prompt-submit" else None
             try:
-                stdout.write(handle_event(memory, event, payload, explain=explain, agent=agent, fabric=fabric))
+                out = handle_event(memory, event, payload, explain=explain, agent=agent, fabric=fabric)
+                stdout.write(out if explain else with_missing_stores(out, event, payload, agent, missing))
             finally:
                 if fabric is not None:
                     fabric.close()

@@ -83,6 +83,18 @@ class Agent:
         return json.dumps({"systemMessage": message, "hookSpecificOutput": {"hookEventName": name}},
                           ensure_ascii=False)
 
+    def with_notice(self, event: str, output: str, message: str) -> str:
+        """``output`` (the hook's stdout, possibly nothing) also telling the user ``message``, as
+        :meth:`notice_output` does; ``output`` as it is when the agent has no such field."""
+        if not self.tells_user:
+            return output
+        if not output:
+            return self.notice_output(event, message)
+        import json
+
+        data = json.loads(output)
+        return json.dumps({"systemMessage": message, **data}, ensure_ascii=False) if isinstance(data, dict) else output
+
     def __repr__(self) -> str:
         return f"Agent({self.name!r})"
 
