@@ -328,3 +328,37 @@ def test_the_daemon_serves_the_stores_that_exist_and_says_which_one_is_missing(r
         assert "systemMessage" not in daemon.answer(workspace, "user-prompt-submit", request)
     finally:
         workspace.close()
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
+@pytest.mark.parametrize("mistake", ["store", "embedder"])
+def test_a_command_the_daemon_refused_spawns_no_daemon_per_prompt(repo, sealed_env, tmp_path, monkeypatch, capsys,
+                                                                   mistake):
+    """The daemon refuses a command naming only missing stores (or an unknown embedder) and exits
+    at once; every later prompt started another. The refusal is remembered for that command and
+    its folders as they are: no spawn again until a folder appears (or the command changes)."""
+    import subprocess as sp
+
+    spawned, real_popen = [], sp.Popen
+
+    def spawn(cmd, **kwargs):  # the daemon run to its end here: its refusal is on disk before the next prompt
+        spawned.append(cmd)
+        real_popen([*cmd, "--idle-minutes", "0"], stdin=sp.DEVNULL, stdout=sp.DEVNULL, stderr=sp.DEVNULL,
+                   cwd=kwargs.get("cwd")).wait(timeout=120)
+    monkeypatch.setattr(sp, "Popen", spawn)
+    folder = tmp_path / "notes"
+    argv = ["--store", str(folder)] + (["--embedder", "nosuch"] if mistake == "embedder" else [])
+    if mistake == "embedder":
+        folder.mkdir()
+    outs = [_prompt_hook(repo, monkeypatch, capsys, session, *argv) for session in ("r1", "r1", "r2")]
+    assert "systemMessage" in outs[0] and outs[1] == "" and "systemMessage" in outs[2]  # still said, once a session
+    assert len(spawned) == 1
+    other = argv + ["--index", str(tmp_path / "other.sqlite")]  # another command: its own daemon
+    _prompt_hook(repo, monkeypatch, capsys, "r3", *other)
+    assert len(spawned) == 2
+    if mistake == "store":
+        write_note(folder, "deploy.md", "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\nmake ship\n")
+        assert "make ship" in _prompt_hook(repo, monkeypatch, capsys, "r4", *argv)
+        assert len(spawned) == 3  # the folders changed: a daemon again
+        key = hookclient.daemon_key(hookclient.project_root(str(repo)), [str(folder)], None, None)
+        assert not os.path.exists(hookclient.refused_path(key))  # the daemon that served forgot the refusal

@@ -45,7 +45,7 @@ import time
 from typing import Callable
 
 from .agents import PROMPT, SESSION_START
-from .hookclient import daemon_key, private_dir, project_root, socket_path
+from .hookclient import daemon_key, forget_refusal, private_dir, project_root, remember_refusal, socket_path
 from .hook import check_hook_command
 from .workspace import Busy, Workspace
 
@@ -162,6 +162,7 @@ def serve(key: str, root: str, stores: list[str], embedder: str | None, index: s
     except OSError:
         log.info("another daemon serves %s", key)
         return 0
+    forget_refusal(key)  # this command is served (a folder it names is back): its clients start it again
     path = socket_path(key)
     compile_own_modules()
     workspace = open_workspace(root, stores, embedder, index)
@@ -353,6 +354,11 @@ def main(argv: list[str] | None = None) -> int:
     key = args.key or daemon_key(root, args.store, args.embedder, args.index)
     try:
         check_hook_command(args.store, args.embedder)  # no daemon idles on a mistake: the hooks say it
+    except Exception as exc:  # noqa: BLE001 - logged; the hooks answer themselves, and start no daemon for it again
+        log.warning("daemon failed: %s: %s", type(exc).__name__, exc)
+        remember_refusal(key, args.store)
+        return 1
+    try:
         return serve(key, root, args.store, args.embedder, args.index, idle_minutes=args.idle_minutes)
     except Exception as exc:  # noqa: BLE001 - logged; the hooks fall back to answering themselves
         log.warning("daemon failed: %s: %s", type(exc).__name__, exc)

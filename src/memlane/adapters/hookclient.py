@@ -24,6 +24,8 @@ except ImportError:  # pragma: no cover - not CPython
     import socket as _sock
 
 CONNECT_TIMEOUT_S = 0.05  # a daemon that is up answers connect() at once
+#: a remembered refusal (``daemon_refused``) stands this long at most: a model installed since is tried again
+REFUSAL_TTL_S = 600.0
 REPLY_TIMEOUT_S = 4.0  # the daemon answers or says "busy" within 3 s; the host waits 10 s (memlane install)
 MAX_REPLY = 4_000_000
 EVENTS = ("session-start", "user-prompt-submit")  # memlane's event names (agents/base.py)
@@ -96,6 +98,63 @@ def daemon_key(root: str, stores: list[str], embedder: str | None, index: str | 
 
 def socket_path(key: str) -> str:
     return os.path.join(runtime_dir(), f"{key}.sock")
+
+
+def refused_path(key: str) -> str:
+    return os.path.join(runtime_dir(), f"{key}.refused")
+
+
+def folders_state(stores: list[str]) -> str:
+    """Which of the command's ``--store`` folders are there now, one ``1`` or ``0`` each: what a
+    refusal is remembered with (``'~/notes'`` read from the home folder, as the store is)."""
+    return "".join("1" if os.path.isdir(os.path.expanduser(folder)) else "0" for folder in stores)
+
+
+def daemon_refused(key: str, stores: list[str]) -> bool:
+    """Whether the daemon for this command (``key``) refused it, with its folders as they are now,
+    less than ``REFUSAL_TTL_S`` ago: then no daemon is started for it — one started would exit at
+    once, and a spawn for every prompt costs a Python start-up and memlane's imports each time."""
+    if private_dir(create=False) is None:
+        return False
+    try:
+        fd = os.open(refused_path(key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            st = os.fstat(fd)
+            text = os.read(fd, 256).decode("ascii", "replace").strip()
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    import time
+
+    fresh = 0 <= time.time() - st.st_mtime < REFUSAL_TTL_S
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and fresh and text == folders_state(stores)
+
+
+def remember_refusal(key: str, stores: list[str]) -> None:
+    """What the daemon writes when it refuses its command: the folders as they were (``daemon_refused``)."""
+    folder = private_dir(create=True)
+    if folder is None:
+        return
+    path = refused_path(key)
+    tmp = f"{path}.{os.getpid()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            os.write(fd, folders_state(stores).encode("ascii") + b"\n")
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def forget_refusal(key: str) -> None:
+    """A daemon that serves its command: no refusal of it stands."""
+    try:
+        os.unlink(refused_path(key))
+    except OSError:
+        pass
 
 
 def ask_daemon(path: str, event: str, stdin: str = "") -> str | None:
@@ -216,7 +275,8 @@ def _main(argv: list[str] | None) -> int:
         if answer is not None:
             sys.stdout.write(answer)
             return 0
-        start_daemon(key, root, args["stores"], args["embedder"], args["index"])
+        if not daemon_refused(key, args["stores"]):  # refused as it is now: it would exit at once again
+            start_daemon(key, root, args["stores"], args["embedder"], args["index"])
     # no daemon (yet): answer in this process, keyword-only — no model to load
     import io
 
