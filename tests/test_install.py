@@ -463,27 +463,62 @@ GEMINI_WITH_COMMENTS = """{
 """
 
 
-def test_a_gemini_settings_file_with_comments_is_read_and_left_as_it_is(repo, capsys):
-    """Gemini CLI reads its settings as JSON with comments: memlane reads them so too, and — since
-    writing the file back would lose them — changes nothing and prints exactly what to add (or take
-    out) by hand; once that is done, install says there is nothing to change and doctor sees the hooks."""
-    path = repo / ".gemini" / "settings.json"
-    path.parent.mkdir()
+def _comments(text: str) -> list[str]:
+    return [m[0] for m in install._TOKEN.finditer(text) if m[0].startswith(("//", "/*"))]
+
+
+@pytest.mark.parametrize("scope", ["shared", "user"])
+def test_a_gemini_settings_file_with_comments_keeps_them_through_install_and_uninstall(repo, capsys, scope):
+    """Gemini CLI reads its settings as JSON with comments (and keeps them when it writes them):
+    install had refused such a file (exit 2). It puts memlane's hooks in and leaves every other byte
+    — comments, trailing commas — as it was; uninstall takes them out again, and a change the user
+    made in between stays."""
+    path = repo / ".gemini" / "settings.json" if scope == "shared" else Path.home() / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(GEMINI_WITH_COMMENTS)
     assert install._loads(GEMINI_WITH_COMMENTS, comments=True) == {
         "ui": {"theme": "GitHub"}, "tools": {"sandbox": False, "exclude": ['a\\"//not a comment', "http://example.com/x"]}}
+    flag = ["--user"] if scope == "user" else []
+    assert cli(["install", "gemini", *flag]) == 0
+    capsys.readouterr()
+    text = path.read_text()
+    assert _comments(text) == _comments(GEMINI_WITH_COMMENTS) and '"ui": {"theme": "GitHub",},' in text
+    settings = install._loads(text, comments=True)
+    assert sorted(settings["hooks"]) == ["BeforeAgent", "SessionStart"] and install.installed(path)
+    assert {k: v for k, v in settings.items() if k != "hooks"} == install._loads(GEMINI_WITH_COMMENTS, comments=True)
+    assert cli(["install", "gemini", *flag]) == 0 and "nothing to change" in capsys.readouterr().out
+    assert cli(["doctor", "--json"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["agents"]["hooks"]["gemini"] == {scope: str(path)}
+    assert cli(["uninstall", "gemini", *flag]) == 0
+    assert path.read_text() == GEMINI_WITH_COMMENTS  # as it was, byte for byte
+    capsys.readouterr()
+    assert cli(["install", "gemini", *flag]) == 0
+    edited = path.read_text().replace("// the team's theme", "// the team's theme, since May")
+    path.write_text(edited)  # the user's own change while memlane is in
+    assert cli(["uninstall", "gemini", *flag]) == 0
+    after = path.read_text()
+    assert "since May" in after and not install.installed(path) and "hooks" not in install._loads(after, comments=True)
+    assert _comments(after) == _comments(edited)
+
+
+def test_a_gemini_settings_file_with_comments_inside_its_hooks_is_left_as_it_is(repo, capsys):
+    """A comment inside ``"hooks"`` itself stands where memlane would write: the file is left as it
+    is, and install says exactly what to add (or take out) by hand; once done, it has nothing to change."""
+    path = repo / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    commented = GEMINI_WITH_COMMENTS.replace("{\n", '{\n  "hooks": {\n    // my own hooks go here\n  },\n', 1)
+    path.write_text(commented)
     assert cli(["install", "gemini"]) == 2
     err = capsys.readouterr().err
-    assert path.read_text() == GEMINI_WITH_COMMENTS and not install.installed(path)
+    assert path.read_text() == commented and not install.installed(path)
     assert "holds comments" in err and "Traceback" not in err and "not valid JSON" not in err
     snippet = json.loads(err[err.index("\n{") + 1:])  # exactly what to add, as JSON
     assert sorted(snippet["hooks"]) == ["BeforeAgent", "SessionStart"]
-    by_hand = GEMINI_WITH_COMMENTS.replace("{\n", "{\n  \"hooks\": " + json.dumps(snippet["hooks"]) + ",  // memlane\n", 1)
+    by_hand = commented.replace("    // my own hooks go here\n", "    // my own hooks go here\n" + "".join(
+        f'    "{event}": {json.dumps(entries)},\n' for event, entries in snippet["hooks"].items()))
     path.write_text(by_hand)
     assert cli(["install", "gemini"]) == 0 and "nothing to change" in capsys.readouterr().out
     assert path.read_text() == by_hand and install.installed(path)
-    assert cli(["doctor", "--json"]) in (0, 1)
-    assert json.loads(capsys.readouterr().out)["agents"]["hooks"]["gemini"] == {"shared": str(path)}
     assert cli(["uninstall", "gemini"]) == 2
     err = capsys.readouterr().err
     assert path.read_text() == by_hand
@@ -499,6 +534,18 @@ def test_a_gemini_settings_file_with_comments_is_read_and_left_as_it_is(repo, ca
     assert list(json.loads(err[err.index("\n{") + 1:])["hooks"]) == ["BeforeAgent"]
     path.write_text('{"hooks": {"BeforeAgent": [/* unterminated')
     assert cli(["install", "gemini"]) == 2 and "is not valid JSON (with comments)" in capsys.readouterr().err
+
+
+def test_taking_the_last_member_out_of_a_commented_file_keeps_the_comment_before_it():
+    """``"hooks"`` last in the file, a comment right above it: taking it out with the comma before it
+    would take the comment too; memlane leaves that edit to the user (None: by hand)."""
+    text = '{\n  "ui": 1,\n  // keep me\n  "hooks": {"BeforeAgent": []}\n}\n'
+    assert install._edit_commented(text, install._loads(text, comments=True), {"ui": 1}) is None
+    plain = '{\n  "ui": 1, // keep me\n  "hooks": {"BeforeAgent": []}\n}\n'
+    assert install._edit_commented(plain, install._loads(plain, comments=True), {"ui": 1}) is None
+    last = '{\n  // keep me\n  "ui": 1,\n  "hooks": {"BeforeAgent": []}\n}\n'
+    assert install._edit_commented(last, install._loads(last, comments=True), {"ui": 1}) == \
+        '{\n  // keep me\n  "ui": 1\n}\n'
 
 
 def test_a_claude_settings_file_with_comments_is_still_not_json(repo, capsys):

@@ -18,9 +18,10 @@ Where the hooks go, and with which command:
 The settings are merged, never replaced: other hooks and keys stay as they are, memlane's own
 entries (recognised by their ``memlane … hook`` command) are replaced, so installing twice changes
 nothing. A settings file that is not valid JSON is left untouched and reported; one the agent
-reads as JSON with comments (Gemini CLI's) is read so, and — when it holds comments, which writing
-it back would lose — left untouched too, with exactly what to add or take out by hand
-(:func:`_by_hand`). Before the first install a copy of the file as it was is kept in memlane's data
+reads as JSON with comments (Gemini CLI's) is read so, and — when it holds comments — edited in
+place: only its top-level ``"hooks"`` member changes, every other byte stays (:func:`_edit_commented`);
+a comment inside ``"hooks"`` itself leaves the file untouched, with exactly what to add or take
+out by hand (:func:`_by_hand`). Before the first install a copy of the file as it was is kept in memlane's data
 folder (never in the repository); ``uninstall`` puts that exact file back when nothing else changed
 since — and removes a file that install created — else it takes out only memlane's entries.
 """
@@ -246,6 +247,81 @@ def _read_settings(path: Path, key: str, *, comments: bool = False) -> tuple[str
     return before, settings
 
 
+#: JSON with comments as tokens: a string, a comment, white space, a bracket or separator, a bare word
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|\s+|[{}\[\]:,]|[^\s{}\[\]:,"/]+|/', re.S)
+
+
+def _top_members(text: str) -> tuple[int | None, dict, list]:
+    """Where the top-level object of ``text`` (JSON with comments) opens (just past its ``{``), and
+    its members: key -> (where the key starts, where its value starts, where its value ends); and
+    the significant tokens (no white space or comments) as (token, start, end)."""
+    sig = [(m[0], m.start(), m.end()) for m in _TOKEN.finditer(text)
+           if not (m[0].isspace() or m[0].startswith(("//", "/*")))]
+    opened, members, depth, i = None, {}, 0, 0
+    while i < len(sig):
+        tok, start, end = sig[i]
+        if depth == 1 and tok.startswith('"') and i + 2 < len(sig) and sig[i + 1][0] == ":":
+            j, inner = i + 2, 0
+            while j < len(sig) and not (inner == 0 and sig[j][0] in (",", "}")):
+                inner += 1 if sig[j][0] in ("{", "[") else -1 if sig[j][0] in ("}", "]") else 0
+                j += 1
+            members[json.loads(tok)] = (start, sig[i + 2][1], sig[j - 1][2])
+            i = j
+            continue
+        if tok in ("{", "["):
+            depth += 1
+            if depth == 1 and tok == "{":
+                opened = end
+        elif tok in ("}", "]"):
+            depth -= 1
+        i += 1
+    return opened, members, sig
+
+
+def _plain(text: str) -> bool:
+    """Whether ``text`` holds no comment and no trailing comma (nothing a JSON writer would lose)."""
+    return _without_comments(text) == text
+
+
+def _edit_commented(before: str, settings: dict, after_settings: dict) -> str | None:
+    """``before``, JSON with comments, with its top-level ``"hooks"`` member put in, replaced or
+    taken out as ``after_settings`` has it — every other byte, comments included, as it was (what
+    Gemini CLI itself does when it writes its settings). None when that cannot be done without
+    touching a comment or trailing comma (one inside ``"hooks"``), or when more than ``"hooks"`` changes."""
+    if {k: v for k, v in settings.items() if k != "hooks"} != {k: v for k, v in after_settings.items() if k != "hooks"}:
+        return None
+    opened, members, sig = _top_members(before)
+    if opened is None:
+        return None
+    hooks = after_settings.get("hooks")
+    first = min((start for start, _, _ in members.values()), default=None)
+    line_start = before.rfind("\n", 0, first) + 1 if first is not None else 0
+    indent = before[line_start:first] if first is not None and not before[line_start:first].strip() else "  "
+    value = None if hooks is None else json.dumps(hooks, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+    if "hooks" not in members:
+        if value is None:
+            return before
+        return before[:opened] + f"\n{indent}\"hooks\": {value}" + ("," if members else "\n") + before[opened:]
+    key_start, value_start, value_end = members["hooks"]
+    if not _plain(before[key_start:value_end]):
+        return None
+    if value is not None:
+        return before[:value_start] + value + before[value_end:]
+    after = [t for t in sig if t[1] >= value_end]
+    if after and after[0][0] == ",":  # a member follows: out with this one, its comma and its line's indent
+        start, end = key_start, after[0][2]
+        line = before.rfind("\n", 0, key_start)
+        if not before[line + 1:key_start].strip():
+            start = line + 1
+            end += len(before[end:]) - len(before[end:].lstrip(" \t"))
+            if before[end:end + 1] == "\n":
+                end += 1
+    else:  # the last member: out with the comma before it
+        earlier = [t for t in sig if t[2] <= key_start]
+        start, end = (earlier[-1][1] if earlier and earlier[-1][0] == "," else key_start), value_end
+    return before[:start] + before[end:] if _plain(before[start:end]) else None
+
+
 def _by_hand(path: Path, hooks: dict, events: list[tuple[str, dict]], *, remove: bool) -> InstallError:
     """Why memlane leaves a file with comments as it is, and exactly what to change in it by hand:
     memlane's entries to take out (every one when removing; any other than those it would add when
@@ -302,8 +378,10 @@ def plan(path: Path, agent: str, *, remove: bool = False, statusline: bool = Fal
                  guard=spec.posix_shell)
     if after_settings == settings:  # nothing of memlane's to put in or take out: the file stays as its owner wrote it
         after = before
-    elif before.strip() and spec.commented_settings and _parsed(before) is None:  # its comments would be lost
-        raise _by_hand(path, settings.get("hooks", {}), events, remove=remove)
+    elif before.strip() and spec.commented_settings and _parsed(before, comments=False) is None:
+        after = _edit_commented(before, settings, after_settings)  # its comments kept
+        if after is None or _parsed(after) != after_settings:  # a comment in memlane's way: the user edits it
+            raise _by_hand(path, settings.get("hooks", {}), events, remove=remove)
     else:
         after = json.dumps(after_settings, indent=2, ensure_ascii=False) + "\n" if after_settings or before.strip() \
             else ""
@@ -525,15 +603,21 @@ def _forget(backup: Path, record: dict) -> None:
 def _same_json(text: str, before: str | None, added: dict | None = None) -> bool:
     """Whether ``text`` holds what ``before`` held (nothing, when None), apart from the keys of
     ``added`` that install put in and ``before`` did not have."""
+    if before is not None and None in (_parsed(text, comments=False), _parsed(before, comments=False)):
+        return text == before  # with comments, memlane kept every byte it did not write: a comment changed is a change
     after, was = _parsed(text), ({} if before is None else _parsed(before))
+    if after is None or was is None:
+        return False  # a file that does not read is no file memlane wrote
     if isinstance(after, dict) and isinstance(was, dict):
         after = {k: v for k, v in after.items() if not (k in (added or {}) and added[k] == v and k not in was)}
     return after == was
 
 
-def _parsed(text: str):
+def _parsed(text: str, *, comments: bool = True):
+    """``text``'s JSON ({} when it is empty) — JSON with comments too, unless not ``comments`` —
+    or None when it does not read."""
     try:
-        return json.loads(text) if text.strip() else {}
+        return _loads(text, comments=comments) if text.strip() else {}
     except ValueError:
         return None
 
