@@ -362,3 +362,31 @@ def test_a_command_the_daemon_refused_spawns_no_daemon_per_prompt(repo, sealed_e
         assert len(spawned) == 3  # the folders changed: a daemon again
         key = hookclient.daemon_key(hookclient.project_root(str(repo)), [str(folder)], None, None)
         assert not os.path.exists(hookclient.refused_path(key))  # the daemon that served forgot the refusal
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
+def test_a_broken_settings_file_spawns_no_daemon_per_prompt_until_it_is_edited(repo, sealed_env, tmp_path,
+                                                                                monkeypatch, capsys):
+    """A settings file that does not parse makes the daemon exit at once; each prompt started
+    another. Its refusal is remembered with that file as it is: edited (fixed), a daemon again."""
+    import subprocess as sp
+
+    spawned, real_popen = [], sp.Popen
+
+    def spawn(cmd, **kwargs):
+        spawned.append(cmd)
+        real_popen([*cmd, "--idle-minutes", "0"], stdin=sp.DEVNULL, stdout=sp.DEVNULL, stderr=sp.DEVNULL,
+                   cwd=kwargs.get("cwd")).wait(timeout=120)
+    monkeypatch.setattr(sp, "Popen", spawn)
+    settings = tmp_path / "settings.toml"
+    settings.write_text("[retrieve\nk = 3\n", encoding="utf-8")
+    monkeypatch.setenv("MEMLANE_CONFIG", str(settings))
+    write_note(tmp_path / "notes", "deploy.md", "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\n"
+               "make ship\n")
+    argv = ["--store", str(tmp_path / "notes")]
+    for session in ("c1", "c1", "c2"):
+        _prompt_hook(repo, monkeypatch, capsys, session, *argv)
+    assert len(spawned) == 1
+    settings.write_text("[retrieve]\nk = 3\n", encoding="utf-8")  # fixed
+    assert "make ship" in _prompt_hook(repo, monkeypatch, capsys, "c3", *argv)
+    assert len(spawned) == 2

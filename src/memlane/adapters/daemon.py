@@ -44,6 +44,7 @@ import threading
 import time
 from typing import Callable
 
+from ..errors import ConfigError
 from .agents import PROMPT, SESSION_START
 from .hookclient import daemon_key, forget_refusal, private_dir, project_root, remember_refusal, socket_path
 from .hook import check_hook_command
@@ -362,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve(key, root, args.store, args.embedder, args.index, idle_minutes=args.idle_minutes)
     except Exception as exc:  # noqa: BLE001 - logged; the hooks fall back to answering themselves
         log.warning("daemon failed: %s: %s", type(exc).__name__, exc)
+        if isinstance(exc, ConfigError) and exc.path:  # a broken settings file: none started again until it changes
+            remember_refusal(key, args.store, [os.fspath(exc.path)])
         return 1
 
 

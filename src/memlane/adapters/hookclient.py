@@ -110,29 +110,48 @@ def folders_state(stores: list[str]) -> str:
     return "".join("1" if os.path.isdir(os.path.expanduser(folder)) else "0" for folder in stores)
 
 
+def _file_stamp(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_mtime_ns}:{st.st_size}"
+
+
+def refusal_state(stores: list[str], files: list[str] = ()) -> str:
+    """What a refusal is remembered with: the folders (``folders_state``) and, a line each, the
+    files whose mistake it was (a broken settings file) as they are now — edited, they are tried again."""
+    return "\n".join([folders_state(stores), *(f"{f}\t{_file_stamp(f)}" for f in files)])
+
+
 def daemon_refused(key: str, stores: list[str]) -> bool:
-    """Whether the daemon for this command (``key``) refused it, with its folders as they are now,
-    less than ``REFUSAL_TTL_S`` ago: then no daemon is started for it — one started would exit at
-    once, and a spawn for every prompt costs a Python start-up and memlane's imports each time."""
+    """Whether the daemon for this command (``key``) refused it, with its folders and the files it
+    named as they are now, less than ``REFUSAL_TTL_S`` ago: then no daemon is started for it — one
+    started would exit at once, and a spawn for every prompt costs a Python start-up and memlane's
+    imports each time."""
     if private_dir(create=False) is None:
         return False
     try:
         fd = os.open(refused_path(key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         try:
             st = os.fstat(fd)
-            text = os.read(fd, 256).decode("ascii", "replace").strip()
+            text = os.fsdecode(os.read(fd, 16384)).strip("\n")
         finally:
             os.close(fd)
-    except OSError:
+    except (OSError, ValueError):
         return False
     import time
 
     fresh = 0 <= time.time() - st.st_mtime < REFUSAL_TTL_S
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and fresh and text == folders_state(stores)
+    if not (stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and fresh):
+        return False
+    folders, *files = text.split("\n")
+    return text == refusal_state(stores, [line.rsplit("\t", 1)[0] for line in files])
 
 
-def remember_refusal(key: str, stores: list[str]) -> None:
-    """What the daemon writes when it refuses its command: the folders as they were (``daemon_refused``)."""
+def remember_refusal(key: str, stores: list[str], files: list[str] = ()) -> None:
+    """What the daemon writes when it refuses its command: the folders as they were, and the
+    files at fault (``daemon_refused``)."""
     folder = private_dir(create=True)
     if folder is None:
         return
@@ -141,11 +160,11 @@ def remember_refusal(key: str, stores: list[str]) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            os.write(fd, folders_state(stores).encode("ascii") + b"\n")
+            os.write(fd, os.fsencode(refusal_state(stores, files)) + b"\n")
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except OSError:
+    except (OSError, ValueError):
         pass
 
 
