@@ -464,3 +464,61 @@ def test_a_record_that_missed_an_import_is_no_conflict(team, tmp_path, monkeypat
     assert report["conflicts"] == [] and report["overwrite_unknown"] == ["no_such_note"]
     [skipped] = [s for s in report["skipped"] if s["path"].endswith("feedback_ci_cache.md")]
     assert "version 2" in skipped["reason"] and "version 3" in skipped["reason"]
+
+
+def _bob_adds(team, name: str, rel: str, line: str) -> str:
+    """Bob, on his own machine, writes a new note ``name`` into the team."""
+    text = f"---\nname: {name}\ndescription: Bob's note\ntype: reference\n---\n{line}\n"
+    team.write(text, rel=rel)
+    return text
+
+
+@pytest.mark.parametrize("how", ["a new file", "the record's file under another name"])
+def test_a_file_naming_a_teammate_s_note_the_record_never_saw_is_a_conflict_not_an_overwrite(team, tmp_path, how):
+    """Alice's folder has a record (it was imported). Bob writes the note ``reference_vpn`` in the
+    team. Alice, not knowing, writes a note of that name here: in a new file (one the record does
+    not list), or by renaming the note of a file the record lists under another name. Her file
+    never held any version of Bob's note: written, it silently replaced it. It is a conflict —
+    nothing written, both named, told how to merge — until she names it with ``overwrite``."""
+    source = build_store(tmp_path / "alice")
+    assert import_folder(team, source)["record"] == "kept"
+    bob = _bob_adds(team, "reference_vpn", "bob_vpn.md", "The VPN config lives in the infra wiki.")
+    mine = "---\nname: reference_vpn\ndescription: Alice's note\ntype: reference\n---\nAsk IT for a VPN key.\n"
+    if how == "a new file":
+        path = source / "reference_vpn.md"
+        path.write_text(mine, encoding="utf-8")
+    else:
+        path = source / "feedback_ci_cache.md"  # the record lists it as feedback_ci_cache
+        path.write_text(mine, encoding="utf-8")
+    for dry_run in (True, False):
+        report = import_folder(team, source, dry_run=dry_run)
+        [conflict] = report["conflicts"]
+        assert conflict["name"] == "reference_vpn" and conflict["theirs"] == 1 and conflict["by"]
+        assert path.name in conflict["reason"] and "reference_vpn" in conflict["reason"]
+        assert conflict["by"] in conflict["reason"]
+        assert "`memlane team history reference_vpn --text`" in conflict["reason"]
+        assert "--overwrite reference_vpn" in conflict["reason"]
+        assert (report["added"], report["updated"]) == (0, 0)
+    assert team.get("reference_vpn").text == bob and team.get("reference_vpn").version == 1  # Bob's note stands
+    assert path.read_text(encoding="utf-8") == mine  # and Alice's file is where she left it
+    record = json.loads((source / ".memlane-team.json").read_text(encoding="utf-8"))["teams"][team.team]
+    assert record.get(path.name, {}).get("name") != "reference_vpn"  # the record does not take her file for Bob's
+    assert import_folder(team, source)["conflicts"]  # still a conflict the next time
+    merged = import_folder(team, source, overwrite=("reference_vpn",))  # she merged the two
+    assert (merged["updated"], merged["conflicts"]) == (1, [])
+    assert team.get("reference_vpn").version == 2 and "Ask IT" in team.get("reference_vpn").text
+    assert import_folder(team, source)["conflicts"] == []
+
+
+def test_a_note_file_renamed_here_is_still_its_note(team, tmp_path):
+    """A file the record does not list, whose note the record lists under the file's old name:
+    the user renamed the file. It is that note's next version, not a conflict."""
+    source = build_store(tmp_path / "alice")
+    import_folder(team, source)
+    old = source / "feedback_ci_cache.md"
+    new = source / "ci_cache.md"
+    new.write_text(old.read_text(encoding="utf-8") + "\nAfter a rename.\n", encoding="utf-8")
+    old.unlink()
+    report = import_folder(team, source)
+    assert (report["updated"], report["conflicts"]) == (1, [])
+    assert "After a rename." in team.get("feedback_ci_cache").text

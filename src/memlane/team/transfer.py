@@ -15,7 +15,9 @@ whichever stores a note first, the other finds it there, the same.
 **The folder's record** (``.memlane-team.json``, kept by both): which version of the team's note
 each file holds, as export or import last left it. A file edited here while a member changed its
 note in the team is a conflict — neither is written over the other, both are said — until the
-user has merged the two and names the note with ``overwrite``. A file unchanged since is the
+user has merged the two and names the note with ``overwrite``. So is a file no entry of the record
+names its note for (a new file, or a file whose note was renamed) when the team has a note of
+that name: a member's note, which no file here ever held. A file unchanged since is the
 team's version it holds: behind the team, it is skipped; not, it is unchanged (whatever export's
 cleaning did to it). A folder without a record (one never exported, or a record malformed) is
 compared with the team's history alone, as above.
@@ -72,6 +74,8 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
               "conflicts": [], "dry_run": dry_run}
     existing = notes.hashes()
     recorded = _read_record(folder).get(notes.team, {})
+    known = bool(recorded)  # the folder has a record of this team: it tells which files held which note
+    recorded_as = {e["name"]: e for e in recorded.values()}  # note name -> the record's entry of its file
     kept: dict[str, dict] = {}  # what the record says after this import, per file
     suspects: list[tuple[NoteWrite, dict]] = []  # conflicts, unless the history says the file is behind
     forced: set[str] = set()  # the files written though their text is an earlier version's (the user's say)
@@ -111,6 +115,14 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
             kept[rel] = entry
             continue
         base = recorded.get(rel)
+        if current is not None and (base is None or base["name"] != note.name):
+            base = recorded_as.get(note.name)  # a file renamed here: its note's entry under the old name
+            if base is None and known and note.name not in overwrite:
+                # no file here ever held this note (a new file, or one whose note was renamed to it), yet the
+                # team has one of that name: a member's, not an earlier version of this file
+                item.expected = current[1]
+                suspects.append((item, _taken_conflict(note.name, rel, recorded.get(rel), current)))
+                continue
         if current is not None and base is not None and base["name"] == note.name:
             if base["sha256"] == entry["sha256"]:  # the file is as the last export or import here left it
                 if base["version"] >= current[1]:
@@ -160,6 +172,18 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
         report["record"] = _write_record(folder, notes.team, {rel: e for rel, e in {**recorded, **kept}.items()
                                                               if rel in present})
     return report
+
+
+def _taken_conflict(name: str, rel: str, held: dict | None, current: tuple) -> dict:
+    """The conflict of the file ``rel`` naming the note ``name`` that the team has and no file of
+    this folder ever held (``held``: the record's entry of ``rel``, under another note's name)."""
+    theirs, by = current[1], current[3]
+    was = (f"{rel} is new here (no export or import of this folder wrote or read it)" if held is None else
+           f"{rel} held the note {held['name']} when last exported or imported here and now names {name}")
+    return {"name": name, "expected": None, "theirs": theirs, "by": by, "rel": rel,
+            "reason": f"{was}, and the team already has a note named {name} (version {theirs}, by {by}); nothing "
+                      f"was written. If they are one note, merge the two (`memlane team history {name} --text` "
+                      f"shows theirs), then import again with --overwrite {name}; if not, give yours another name"}
 
 
 def _behind_reason(mine: int, theirs: int, by: str) -> str:
