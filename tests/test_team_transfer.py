@@ -457,7 +457,7 @@ def test_a_record_that_missed_an_import_is_no_conflict(team, tmp_path, monkeypat
     mine = source / "feedback_ci_cache.md"
     mine.write_text(mine.read_text(encoding="utf-8") + "\nMine.\n", encoding="utf-8")
     with monkeypatch.context() as m:
-        m.setattr(transfer, "_write_record", lambda *a: "not kept: read-only")
+        m.setattr(transfer, "_write_record", lambda *a, **kw: "not kept: read-only")
         assert import_folder(team, source)["updated"] == 1
     _bob_writes(team, "feedback_ci_cache", "Bob's line.")
     report = import_folder(team, source, overwrite=("no_such_note",))
@@ -522,3 +522,95 @@ def test_a_note_file_renamed_here_is_still_its_note(team, tmp_path):
     report = import_folder(team, source)
     assert (report["updated"], report["conflicts"]) == (1, [])
     assert "After a rename." in team.get("feedback_ci_cache").text
+
+
+def _imports_at_once(folder: Path, teams: list[TeamNotes], monkeypatch) -> list[dict]:
+    """Import ``folder`` into each of ``teams`` at once, in threads, each with its own connection;
+    their record writes are made to meet (a barrier just before the record is replaced, given up
+    after a second: while one holds the record's lock, the other cannot reach it)."""
+    import memlane.store.write as write
+
+    real, meet = write.atomic_write, threading.Barrier(len(teams), timeout=1.0)
+
+    def meeting(path, text, **kw):
+        if Path(path).name == ".memlane-team.json":
+            try:
+                meet.wait()
+            except threading.BrokenBarrierError:
+                pass
+        return real(path, text, **kw)
+
+    monkeypatch.setattr(write, "atomic_write", meeting)
+    reports, errors = [], []
+
+    def run(team):
+        storage = PostgresStorage(team.storage._dsn, namespace=team.team)
+        try:
+            reports.append(import_folder(TeamNotes(storage), folder))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(repr(exc))
+        finally:
+            storage.close()
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in teams]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    return reports
+
+
+def test_two_teams_importing_one_folder_at_once_both_keep_their_record(team, tmp_path, pg_server, monkeypatch):
+    """Two teams' imports of one folder at once: each read the record, then replaced it with its
+    own part and the other's as it had read it — the second to write lost the first's part."""
+    source = build_store(tmp_path / "source")
+    other = fresh_name("team")
+    storage = PostgresStorage(pg_server.member(other), namespace=other)
+    try:
+        reports = _imports_at_once(source, [team, TeamNotes(storage)], monkeypatch)
+    finally:
+        storage.close()
+    assert [r["record"] for r in reports] == ["kept", "kept"]
+    record = json.loads((source / ".memlane-team.json").read_text(encoding="utf-8"))["teams"]
+    assert set(record) == {team.team, other}
+    assert all(set(part) == set(STORE_NOTES) for part in record.values())
+
+
+def test_two_imports_of_one_team_at_once_keep_both_s_entries(team, tmp_path, monkeypatch):
+    """Two imports of one team at once, each writing another file's change (each leaves the other's
+    file out): each replaced the team's part with what it had read at its start and what it wrote —
+    the entry of the other's write lost. And a file an import leaves out (excluded) is no file gone:
+    its entry stays."""
+    source = build_store(tmp_path / "source")
+    import_folder(team, source)
+    for name in ("feedback_ci_cache.md", "project_postgres_upgrade.md"):
+        (source / name).write_text((source / name).read_text(encoding="utf-8") + "\nReviewed.\n", encoding="utf-8")
+    real = import_folder.__globals__["import_folder"]
+    runs = iter([("project_postgres_upgrade.md",), ("feedback_ci_cache.md",)])
+    lock = threading.Lock()
+
+    def one_of_two(notes, folder, **kw):
+        with lock:
+            leave_out = next(runs)
+        return real(notes, folder, exclude=leave_out, **kw)
+
+    monkeypatch.setitem(globals(), "import_folder", one_of_two)  # what _imports_at_once calls
+    _imports_at_once(source, [team, team], monkeypatch)
+    record = json.loads((source / ".memlane-team.json").read_text(encoding="utf-8"))["teams"][team.team]
+    assert team.get("feedback_ci_cache").version == 2 and team.get("project_postgres_upgrade").version == 2
+    assert (record["feedback_ci_cache.md"]["version"], record["project_postgres_upgrade.md"]["version"]) == (2, 2)
+    assert set(record) == set(STORE_NOTES)
+
+
+def test_a_note_another_import_stored_meanwhile_is_in_the_record(team, tmp_path, monkeypatch):
+    """Two imports of one folder: the second read the team before the first wrote, found each
+    note stored meanwhile, the same ("unchanged") — and left it out of the record it wrote."""
+    source = build_store(tmp_path / "source")
+    import_folder(team, source)
+    (source / ".memlane-team.json").unlink()
+    monkeypatch.setattr(TeamNotes, "hashes", lambda self: {})  # as read before the first import wrote
+    report = import_folder(team, source)
+    assert report["unchanged"] == len(STORE_NOTES)
+    record = json.loads((source / ".memlane-team.json").read_text(encoding="utf-8"))["teams"][team.team]
+    assert set(record) == set(STORE_NOTES)

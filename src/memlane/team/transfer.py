@@ -10,7 +10,9 @@ behind the team, a member wrote since — is skipped and said so, never written 
 one), refuses ``private: true`` notes and notes holding a secret, and writes in batches of one
 transaction each: interrupted, it resumes where it stopped when run again, with nothing
 duplicated (a note's name is unique in its team). Two imports of one folder at once both finish:
-whichever stores a note first, the other finds it there, the same.
+whichever stores a note first, the other finds it there, the same. Two imports (or exports) of
+one folder at once, of one team or two, take turns on its record: each reads it anew under a lock
+on the folder, merges what it found into it and replaces it whole, so neither loses the other's entries.
 
 **The folder's record** (``.memlane-team.json``, kept by both): which version of the team's note
 each file holds, as export or import last left it. A file edited here while a member changed its
@@ -168,9 +170,7 @@ def import_folder(notes: TeamNotes, folder: str | Path, *, exclude: tuple[str, .
             if progress:
                 progress(min(start + batch, len(todo)), len(todo))
     finally:  # interrupted too: the batches written are the versions their files hold
-        present = {note.rel for note in scan.notes} | {INDEX_FILE}  # import leaves MEMORY.md as it is
-        report["record"] = _write_record(folder, notes.team, {rel: e for rel, e in {**recorded, **kept}.items()
-                                                              if rel in present})
+        report["record"] = _write_record(folder, notes.team, kept, merge=True)  # MEMORY.md's entry as it is
     return report
 
 
@@ -235,6 +235,7 @@ def _write_batch(notes: TeamNotes, items: list[NoteWrite], report: dict, kept: d
         if theirs is not None and theirs.content_hash == note_hash(item.text, item.rel, item.title, item.hook,
                                                                    item.section, item.order):
             report["unchanged"] += 1  # another import stored this very note meanwhile
+            kept[item.rel] = _entry(theirs.name, theirs.version, item)
         else:
             report["conflicts"].append({"name": result.name, "expected": result.expected,
                                         "theirs": theirs.version if theirs else None,
@@ -302,23 +303,38 @@ def _text_digest(path: Path) -> str | None:
     return None if text is None else file_digest(text)
 
 
-def _write_record(folder: Path, team: str, files: dict[str, dict]) -> str:
+def _write_record(folder: Path, team: str, files: dict[str, dict], *, merge: bool = False) -> str:
     """Keep ``files`` as the team's part of the folder's record (the other teams' parts as they
-    were): "kept", or why it was not (the import or export itself stands)."""
-    from ..store.write import atomic_write
+    are): "kept", or why it was not (the import or export itself stands). An export's ``files``
+    are the whole part. An import's (``merge``) are the files it compared: merged into the part as
+    it is now, so what another import at once recorded stays, and an entry goes only with its file
+    (one left out, excluded or unreadable, keeps it).
+    Writers take turns (a lock on the folder), each reading the record anew and replacing it whole."""
+    from ..store.write import atomic_write, folder_lock
 
     path = folder / RECORD_FILE
     if path.is_symlink():
         log.warning("%s is a link: not written", path)
         return "not kept: it is a link"
-    teams = {t: f for t, f in _read_record(folder).items() if t != team}
-    teams[team] = {rel: files[rel] for rel in sorted(files)}
     try:
-        atomic_write(path, json.dumps({"teams": teams}, indent=1, ensure_ascii=False) + "\n")
+        with folder_lock(folder):
+            teams = _read_record(folder)
+            part = dict(files)
+            if merge:
+                part = {**{rel: e for rel, e in teams.get(team, {}).items() if _still_there(folder, rel)}, **files}
+            teams[team] = {rel: part[rel] for rel in sorted(part)}
+            atomic_write(path, json.dumps({"teams": teams}, indent=1, ensure_ascii=False) + "\n")
     except (OSError, WriteError) as exc:
         log.warning("%s: not written (%s)", path, exc)
-        return f"not kept: {exc}"
+        return f"not kept: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
     return "kept"
+
+
+def _still_there(folder: Path, rel: str) -> bool:
+    """Whether the record's file ``rel`` is still a file of ``folder`` (one an import left out,
+    excluded or unreadable, keeps its entry; one deleted loses it)."""
+    parts = Path(rel).parts
+    return bool(parts) and not Path(rel).is_absolute() and ".." not in parts and _exists(folder / rel)
 
 
 def _index_lines(folder: Path):
