@@ -124,6 +124,34 @@ def test_a_member_can_neither_log_hits_as_another_nor_unfold_one(pg_server):
             conn.execute("UPDATE hits SET folded = false WHERE team = %s", (team,))
 
 
+def test_a_member_folds_only_the_hits_they_logged(pg_server):
+    """Folding marks a hit-log row counted: a member who folded every row of the team (with one
+    UPDATE of their own, counting nothing) hid the other members' uses from lifecycle for good —
+    a folded row stays folded — and the notes they use slid to dormant. A member folds their own rows."""
+    from memlane.team.usage import TeamHitLog, TeamUsage
+
+    team = fresh_name("team")
+    alice, bob = (PostgresStorage(pg_server.member(team), namespace=team) for _ in range(2))
+    try:
+        for storage, session in ((alice, "a1"), (alice, "a2"), (bob, "b1")):
+            assert TeamHitLog(storage).record("deploy", [{"path": f"team://{team}/a.md", "name": "a"}],
+                                              session=session)
+        with connect(bob._dsn) as conn:
+            me = conn.execute("SELECT current_user").fetchone()[0]
+            folded = conn.execute("UPDATE hits SET folded = true WHERE team = %s RETURNING who", (team,)).fetchall()
+            assert folded == [(me,)]  # his own row, none of Alice's
+            conn.commit()
+        with connect(alice._dsn) as conn:
+            assert conn.execute("SELECT count(*) FROM hits WHERE team = %s AND NOT folded", (team,)).fetchone() == (2,)
+        from memlane.config import LifecycleConfig
+
+        assert TeamUsage(alice, TeamHitLog(alice), LifecycleConfig()).consume() == 2  # her two sessions, still counted
+        assert TeamUsage(bob, TeamHitLog(bob), LifecycleConfig()).consume() == 0
+    finally:
+        alice.close()
+        bob.close()
+
+
 def test_a_member_cannot_squat_the_hit_log_ids_another_team_s_inserts_need(pg_server):
     """``hits.id`` is one identity for every team: with OVERRIDING SYSTEM VALUE a member of one
     team inserted the ids the sequence hands out next, and every other team's hit-log insert

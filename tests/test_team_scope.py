@@ -128,15 +128,18 @@ def test_one_shared_hit_log_feeds_the_team_s_lifecycle(scopes, team, tmp_path, p
         with open_memory(scopes, tmp_path / f"m{n}", who, name) as mem:
             assert any(r.scope == "team" for r in mem.recall("deploy window", session=f"s{n}"))
             mem.team.flush()
-    scope = TeamScope(team_config(dsn, name))
+    scope, theirs = TeamScope(team_config(dsn, name)), TeamScope(team_config(other, name))
     try:
-        scope.usage().consume()
-        row = scope.storage.usage_of(f"team://{name}/feedback_team_deploy_window.md")
-        assert row is not None and row[0] == 2  # two members' sessions: two uses
+        unit = f"team://{name}/feedback_team_deploy_window.md"
+        scope.usage().consume()  # each member's memlane folds the uses it logged, into the team's one usage
+        assert scope.storage.usage_of(unit)[0] == 1
+        theirs.usage().consume()
+        assert scope.storage.usage_of(unit)[0] == 2  # two members' sessions: two uses
         whos = {h["who"] for h in scope.hit_log.read()}
         assert len(whos) == 2
     finally:
         scope.close()
+        theirs.close()
 
 
 def test_a_slow_team_store_leaves_the_local_scopes_answering(scopes, team, tmp_path, pg_server, caplog):

@@ -407,6 +407,14 @@ GRANT INSERT (team, t, session, q, unit, name, rank, layer, depth, bracket, scor
     ON hits TO memlane_team;
 """
 
+# 10: a member folds only the hit-log rows they logged. Folding marks a row counted, and a folded
+# row stays folded (8): a member who folded every row of the team — one UPDATE, counting nothing —
+# hid the others' uses from lifecycle for good. Each member's memlane folds (counts) its own rows;
+# an UPDATE of another's row matches nothing.
+_HITS_FOLD_OWN = r"""
+CREATE POLICY hits_fold_own ON hits AS RESTRICTIVE FOR UPDATE USING (who = current_user);
+"""
+
 #: (version, name, script): append-only; an applied script is never edited (its checksum is kept)
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "teams and membership", _TEAMS),
@@ -418,6 +426,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (7, "the file key a member's lookup can use", _FILE_KEY),
     (8, "a hit-log row is its writer's, folded once", _HITS_OWN),
     (9, "a hit-log row's id is the server's", _HITS_ID),
+    (10, "a member folds only the hit-log rows they logged", _HITS_FOLD_OWN),
 )
 LATEST = MIGRATIONS[-1][0]
 

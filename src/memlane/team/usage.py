@@ -3,9 +3,12 @@
 Every recall of a team note, by any member's agent, is one row of ``hits`` — the same record a
 local hit-log line holds (time, session, query hash, unit, layer, depth, bracket, score parts),
 plus who. ``TeamUsage`` folds the rows not folded yet into the team's ``usage`` — marking them
-folded in the same transaction, under the team's writer lock, so however many members fold at
+folded in the same transaction, under the team's writer lock, so however many processes fold at
 once a use is counted exactly once — and so lifecycle sees the whole team: a note the team uses
-stays active, one nobody uses slides to dormant and archived, for everyone.
+stays active, one nobody uses slides to dormant and archived, for everyone. A member folds only
+the rows they logged (the server's policy: an UPDATE of another's row matches nothing), so no
+member can hide another's uses by marking them folded: each member's memlane counts its own, at
+its next fold.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ class TeamUsage(Usage):
 
     def consume(self) -> int:
         with self.index.transaction():
-            rows = self.index._rows(
+            rows = self.index._rows(  # this member's rows: the server folds no other's
                 "UPDATE hits SET folded = true WHERE team = %s AND NOT folded RETURNING t, session, unit",
                 (self.index.namespace,))
             records = [{"t": t, "session": session, "unit": unit} for t, session, unit in rows]
