@@ -537,3 +537,64 @@ def test_a_reopen_leaves_the_team_refresh_to_the_next_round(scopes, team, tmp_pa
         release.set()
     round_.join(60)
     workspace.close()
+
+
+def test_a_down_team_store_is_asked_once_per_retry_s_by_every_hook(store, tmp_path, sealed_env, monkeypatch):
+    """The team's server is down (a socket that takes connections and never answers, as a host gone
+    from the network does): the first prompt's hook waits its budget for it; the next ones — each
+    its own Memory, as each hook is its own process — skip the team at once, with no connection
+    attempted, and say so in the hook's log; doctor says for how long. The first hook's process is
+    not held up at its exit by the pool's worker still connecting."""
+    import io
+    import socket
+
+    import psycopg
+    import psycopg_pool
+
+    from memlane.adapters.doctor import check_team
+    from memlane.adapters.hook import run_hook
+
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(64)
+    attempts, closes = [], []
+    real_connect = psycopg.Connection.connect.__func__
+    real_close = psycopg_pool.ConnectionPool.close
+
+    def counting(cls, *args, **kwargs):
+        attempts.append(1)
+        return real_connect(cls, *args, **kwargs)
+
+    def closing(self, timeout=5.0):
+        closes.append(timeout)
+        return real_close(self, timeout=timeout)
+
+    monkeypatch.setattr(psycopg.Connection, "connect", classmethod(counting))
+    monkeypatch.setattr(psycopg_pool.ConnectionPool, "close", closing)
+    dsn = f"host=127.0.0.1 port={hole.getsockname()[1]} user=nobody dbname=x"
+    config = sealed_env / "config" / "memlane" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[team]\ndsn = "{dsn}"\nname = "backend"\n[embed]\nmodel = "none"\n', encoding="utf-8")
+    try:
+        seen = []
+        for n in range(3):
+            payload = json.dumps({"session_id": "s1", "prompt": f"how do we key the CI cache? ({n})", "cwd": str(tmp_path)})
+            assert run_hook("user-prompt-submit", stores=[str(store)], stdin=io.StringIO(payload),
+                            stdout=io.StringIO(), index=str(tmp_path / "i.sqlite")) == 0
+            seen.append(len(attempts))
+        assert seen[0] >= 1 and seen[1:] == [seen[0], seen[0]]  # the 2nd and 3rd prompt: no connection attempted
+        assert closes == [0.0]  # the first hook's pool, closed without waiting for its stuck worker
+        log = (sealed_env / "cache" / "hook.log").read_text(encoding="utf-8")
+        assert log.count("team store skipped for this recall") >= 2
+        scope = TeamScope(team_config(dsn, "backend", timeout_ms=400))
+        why, remaining = scope.left_alone()
+        assert "400 ms" in why and 0 < remaining <= scope.retry_s
+        try:
+            status = scope.status()  # doctor asks the store itself, and says what the prompts do meanwhile
+        finally:
+            scope.close()
+        assert status["answers"] is False and 0 < status["skipped_for_s"] <= scope.retry_s
+        [problem] = check_team(status)
+        assert "leave it out at once" in problem.what and f"{status['skipped_for_s']} s more" in problem.what
+    finally:
+        hole.close()

@@ -179,7 +179,11 @@ def check_team(status: dict | None) -> list[Problem]:
     only, and log why)."""
     if status is None or status.get("answers"):
         return []
-    return [Problem(f"the team store does not answer, so recall leaves the team's notes out: {status.get('problem')}",
+    skipped = status.get("skipped_for_s")
+    meanwhile = (f"; after it last failed, prompts leave it out at once, without waiting for it, for {skipped} s "
+                 "more, then ask it again" if skipped else "")
+    return [Problem(f"the team store does not answer, so recall leaves the team's notes out: {status.get('problem')}"
+                    f"{meanwhile}",
                     f"{status.get('dsn')} (team {status.get('team')})",
                     "fix [team] dsn and name in your config (docs/team.md); `memlane team status` checks it again")]
 

@@ -158,13 +158,20 @@ class TeamScope:
 
     def down(self) -> str | None:
         """Why the team store is being left alone right now (it failed less than ``retry_s`` ago)."""
+        left = self.left_alone()
+        return None if left is None else left[0]
+
+    def left_alone(self) -> tuple[str, float] | None:
+        """(why, for how many more seconds) every memlane process of this user skips the team store
+        at once — the hooks, the daemon, the MCP server — since it last failed; None: it is asked."""
         try:
             data = json.loads(self._breaker().read_text(encoding="utf-8"))
             failed_at = float(data.get("t", 0))  # a file not of memlane's making ({"t": null}, a list) is no record
         except (OSError, ValueError, TypeError, AttributeError):
             return None
-        if time.time() - failed_at < self.retry_s:
-            return str(data.get("why") or "unavailable")
+        remaining = self.retry_s - (time.time() - failed_at)
+        if remaining > 0:
+            return str(data.get("why") or "unavailable"), remaining
         return None
 
     def _trip(self, why: str) -> None:
@@ -429,7 +436,10 @@ class TeamScope:
     def status(self) -> dict:
         """Whether the team store answers, with which role, how many notes it holds."""
         out = {"dsn": display_dsn(self.dsn), "team": self.name, "answers": False, "role": None, "schema": None,
-               "notes": None, "units": None, "embedded": None, "problem": None}
+               "notes": None, "units": None, "embedded": None, "problem": None, "skipped_for_s": None}
+        left = self.left_alone()  # what the prompts do meanwhile (this look asks the store all the same)
+        if left is not None:
+            out["skipped_for_s"] = round(left[1])
 
         def look():
             info = self.open()
@@ -447,7 +457,7 @@ class TeamScope:
             out["problem"] = problem or (str(exc) if isinstance(exc, TeamStoreError) else explain(exc, self.dsn))
             return out
         self._clear()
-        out.update({"answers": True, "role": info["role"], "superuser": info["superuser"], "schema": info["schema"],
+        out.update({"skipped_for_s": None, "answers": True, "role": info["role"], "superuser": info["superuser"], "schema": info["schema"],
                     "notes": notes, "units": counts["units"], "embedded": embedded})
         return out
 
@@ -461,7 +471,9 @@ class TeamScope:
         self.flush()
         self._closed = True
         if self._own_pool and self._pool is not None:
-            self._pool.close(timeout=1.0)
+            # a hook's process ends next: a pool worker stuck connecting to a store that is down would hold
+            # its exit (and the agent's prompt) for up to a second more, for nothing
+            self._pool.close(timeout=0.0 if self.hook else 1.0)
             self._pool = None
             self._storage = None
 
