@@ -59,6 +59,11 @@ _PARTS = {
               r"|\.env\b(?<![\w.]\.env)|\bid_rsa\b|\bid_ed25519\b|\baccess keys?\b|\bcookies\b|\bseed phrase\b)",
     # a variable named for a secret, with or without its $: GITHUB_TOKEN, $AWS_SECRET_ACCESS_KEY
     "SECRET_NAME": r"\$?\{?\b\w+_(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials?)\w*\b\}?",
+    # not a secret's variable used as the means ("send requests with GITHUB_TOKEN to https://api.github.com"):
+    # what is sent is something else, authenticated by it (fixed-width looks behind, its $ or ${ too)
+    "NOT_MEANS": "".join(rf"(?<!\b{word}[ ]{sign})" for word in ("with", "using", "via", "bearer", "with[ ]the",
+                                                                  "using[ ]the", "with[ ]your", "using[ ]your")
+                         for sign in ("", r"\$", r"\$\{")),
     # somewhere outside: a URL, a domain, an IP address, an e-mail address, a paste or hook service
     "DEST": r"(?:https?://[^\s<>\"']*|ftp://[^\s<>\"']*|(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|dev|app|sh|me"
             r"|cc|top|site|info|pw|su|tk)\b(?:/[^\s<>\"']*)?"
@@ -221,9 +226,10 @@ _RULES = (
     (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|paste|transmit|copy|pipe|share|submit|dump"
                   r"|e-?mail (?:the|all|your|my|our|every|any|it|them))\b%(CLAUSE)s{0,60}?%(SECRET)s"
                   r"%(CLAUSE)s{0,60}?%(DEST)s"),
-    # a secret's variable named, sent to somewhere outside ("post GITHUB_TOKEN to https://…"); not "copy … from"
+    # a secret's variable named, sent to somewhere outside ("post GITHUB_TOKEN to https://…", "… to a@evil.example");
+    # not "copy … from", nor the variable as the means ("with GITHUB_TOKEN to …")
     (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|transmit|submit|e-?mail)\b%(CLAUSE)s{0,30}?"
-                  r"%(SECRET_NAME)s%(CLAUSE)s{0,40}?\b(?:to|into) %(DEST)s"),
+                  r"%(NOT_MEANS)s%(SECRET_NAME)s%(CLAUSE)s{0,40}?\b(?:to|into) (?:[\w.+-]*(?=[\w.+-]@))?%(DEST)s"),
     (EXFIL, "ko", r"%(KO_SECRET)s[^.。!?]{0,40}?%(DEST)s[^.。!?]{0,20}?%(KO_SEND)s"),
     (EXFIL, "ko", r"(?:https?://\S+|ftp://\S+|webhook)[^.。!?]{0,40}?%(KO_SECRET)s[^.。!?]{0,20}?%(KO_SEND)s"),
     (EXFIL, "zh", r"%(ZH_SECRET)s[^。!?！？]{0,30}?%(ZH_SEND)s[^。!?！？]{0,30}?%(DEST)s"),
