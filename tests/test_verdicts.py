@@ -157,6 +157,28 @@ def test_notes_screened_ahead_are_not_screened_again_by_a_later_hook(tmp_path, m
     assert set(screened) <= {"evil", "reference_evil.md", str(store / "sub")}, screened
 
 
+def test_a_round_after_an_edit_reads_only_the_notes_written_since(tmp_path, monkeypatch):
+    """Each note is redacted to be screened (~0.25 ms): a round after one edit reads that note,
+    not the whole store again."""
+    import memlane.recall as recall
+    from conftest import write_note
+    from memlane import Memory
+    from memlane.inject.layers import screen_ahead
+
+    store = _store_of_notes(tmp_path)
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        assert screen_ahead(memory) == 5
+        write_note(store, "project_ci.md", "---\nname: ci_cache\ndescription: how the CI cache is keyed\n"
+                   "type: project\n---\nKey it on the lockfile hash and the runner's OS.\n")
+        memory.refresh()
+        read, note = [], recall.recalled_note
+        monkeypatch.setattr(recall, "recalled_note", lambda row, **kw: read.append(row["name"]) or note(row, **kw))
+        assert screen_ahead(memory) == 1  # the edited note (its folder was screened already)
+        assert read == ["ci_cache"]
+        assert screen_ahead(memory) == 0 and read == ["ci_cache"]
+
+
 def test_a_store_past_half_the_verdict_cap_is_left_to_be_screened_as_recalled(tmp_path, monkeypatch):
     import memlane.guards.verdicts as verdicts
     from memlane import Memory

@@ -58,6 +58,7 @@ class Verdicts:
         self._conn: sqlite3.Connection | None = None  # kept open: a resident process reads and writes often
         self._lock = threading.Lock()
         self.screened = 0  # texts this process screened itself (no verdict kept for them yet)
+        self.ahead: dict[int, float] = {}  # units screened ahead (inject.layers.screen_ahead): id -> its row's stamp
 
     def risks(self, texts: list[str], screen: Callable[[str], str | None]) -> list[str | None]:
         if rules_version() is None:

@@ -212,6 +212,10 @@ class UnitRows:
     def all_ids(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT id FROM units")]
 
+    def unit_stamps(self) -> dict[int, float]:
+        """Each unit's id and when its row was last written (every write of a unit sets it anew)."""
+        return dict(self.conn.execute("SELECT id, indexed_at FROM units"))
+
     def unit_ids(self, *, types: Iterable[str] | None = None, exclude_scopes: Iterable[str] = ()) -> list[int]:
         """Units of the given types (all when None), outside the given scopes."""
         sql, params = "SELECT id FROM units WHERE 1", []
