@@ -228,3 +228,23 @@ def test_the_daemons_workspace_screens_the_notes_ahead_in_its_background_round(t
     finally:
         daemon._refresher = None
         daemon.close()
+
+
+def test_verdicts_cleared_by_another_thread_meanwhile_are_screened_again_not_an_error(tmp_path):
+    """The daemon's background round screens ahead outside the workspace's lock, while a request
+    screens what it recalls: the process's verdicts cleared (past the cap) between a look and a
+    read must not fail the request."""
+    class ClearedMeanwhile(dict):
+        looks = 0
+
+        def __contains__(self, key):
+            found = dict.__contains__(self, key)
+            self.looks += 1
+            if self.looks > 1:
+                self.clear()  # as the other thread, right after this one looked again
+            return found
+
+    kept = Verdicts(str(tmp_path / "v.screened"))
+    assert kept.risks(["a note"], lambda text: None) == [None]
+    kept._seen = ClearedMeanwhile(kept._seen)
+    assert kept.risks(["a note"], lambda text: None) == [None]

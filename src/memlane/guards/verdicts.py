@@ -64,8 +64,10 @@ class Verdicts:
         if rules_version() is None:
             return [screen(t) for t in texts]
         keys = [key_of(t) for t in texts]
-        unseen = [k for k in keys if k not in self._seen]
-        known = {k: self._seen[k] for k in keys if k in self._seen}
+        # one look each: the daemon's background round (``screen_ahead``) calls this outside the
+        # workspace's lock, so another thread may clear what this one read a moment before
+        known = {k: v for k, v in zip(keys, map(self._seen.get, keys)) if v is not None}
+        unseen = [k for k in keys if k not in known]
         if unseen:  # the file only for what this process has not seen: a resident one rarely reads it
             known.update(self._read(unseen))
         fresh = {}
