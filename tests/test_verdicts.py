@@ -248,3 +248,19 @@ def test_verdicts_cleared_by_another_thread_meanwhile_are_screened_again_not_an_
     assert kept.risks(["a note"], lambda text: None) == [None]
     kept._seen = ClearedMeanwhile(kept._seen)
     assert kept.risks(["a note"], lambda text: None) == [None]
+
+
+def test_verdicts_the_file_let_go_past_its_cap_are_no_longer_taken_as_kept(tmp_path, monkeypatch):
+    """Past the cap the file's oldest verdicts go: the process that wrote them, which screens
+    ahead only what the file lacks, must not go on taking them as kept."""
+    import memlane.guards.verdicts as verdicts
+
+    monkeypatch.setattr(verdicts, "MAX_ROWS", 4)
+    kept = Verdicts(str(tmp_path / "v.screened"))
+    kept.ahead[1] = 1.0  # a note screened ahead
+    kept.risks(["first"], lambda text: None)
+    kept.risks(["second", "third", "fourth", "fifth"], lambda text: None)  # the span reaches the cap
+    assert kept.ahead == {}
+    screened = []
+    kept.risks(["first"], lambda text: screened.append(text))
+    assert screened == ["first"]  # gone from the file: screened (and kept) again

@@ -150,3 +150,7 @@ class Verdicts:
                 low, high = conn.execute("SELECT min(rowid), max(rowid) FROM verdicts").fetchone()
                 if high - low >= MAX_ROWS:
                     conn.execute("DELETE FROM verdicts WHERE rowid <= ?", (high - MAX_ROWS // 2,))
+                    # what this process remembers as kept may be gone from the file now: read it again,
+                    # and screen ahead again what the file no longer holds
+                    self._seen.clear()
+                    self.ahead.clear()

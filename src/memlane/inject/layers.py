@@ -353,7 +353,7 @@ def screen_ahead(memory: Memory, *, hold=None, pause=None) -> int:
         aside |= folders
         done.update((i, stamps[i]) for i in batch)
     for gone in done.keys() - stamps.keys():
-        del done[gone]
+        done.pop(gone, None)
     return verdicts.screened - before
 
 
