@@ -264,3 +264,43 @@ def test_verdicts_the_file_let_go_past_its_cap_are_no_longer_taken_as_kept(tmp_p
     screened = []
     kept.risks(["first"], lambda text: screened.append(text))
     assert screened == ["first"]  # gone from the file: screened (and kept) again
+
+
+def test_a_round_screens_ahead_for_a_while_and_leaves_the_rest_to_the_next(tmp_path, monkeypatch):
+    """A first round at 10k notes screens for ~20 s, and the files are not looked at meanwhile
+    (a note written then is not recalled): each round screens for a while, the next goes on."""
+    import sqlite3
+
+    import memlane.adapters.workspace as workspace
+    import memlane.inject.layers as layers
+    from memlane.adapters.workspace import Workspace
+
+    monkeypatch.setattr(workspace, "SCREEN_AHEAD_S", 0.0)  # one batch a round
+    monkeypatch.setattr(layers, "AHEAD_BATCH", 1)
+    store = _store_of_notes(tmp_path)
+    index = tmp_path / "i.sqlite"
+
+    def kept() -> int:
+        try:
+            with sqlite3.connect(f"{index}.screened") as conn:
+                return conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+
+    ticks = iter(range(0, 10**6, 1000))
+    daemon = Workspace([str(store)], "none", str(index), str(tmp_path), clock=lambda: float(next(ticks)))
+    try:
+        daemon.current()
+        daemon._refresher = object()
+        kept_before = kept()
+        daemon.refresh_due()
+        first = kept()
+        assert first < kept_before + 3  # not every note in one round
+        for _ in range(3):
+            daemon.refresh_due()
+        assert kept() >= first + 2  # ... the next rounds went on
+        daemon.refresh_due()
+        assert daemon._screen_due is False  # every note screened: nothing left owed
+    finally:
+        daemon._refresher = None
+        daemon.close()

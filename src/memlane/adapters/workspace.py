@@ -53,6 +53,7 @@ CHEAP_WALK_S = 0.02
 WALK_SHARE = 0.05  # ... and the walks take at most this share of the time (a large store is walked less often)
 WALK_YIELD_S = 1.0  # a walk waits at most this long for the requests in flight before it goes on
 FABRIC_REFRESH_S = 15.0  # the other domains are re-read at most this often
+SCREEN_AHEAD_S = 1.0  # a background round screens notes ahead this long at most (``_screen_ahead``)
 IDLE_POLL_S = 0.05  # the refresher never spins: its shortest wait
 #: the dry-run prompt a warm-up answers (``_prime``): content words for both legs and the guard
 PRIME_PROMPT = "how do we deploy and test this project safely"
@@ -327,12 +328,18 @@ class Workspace:
             log.info("file check failed: %s", exc)
 
     def _screen_ahead(self, memory) -> None:
-        """The notes' verdicts screened ahead (``inject.layers.screen_ahead``), a batch at a time
-        under the lock and stepping aside while a request is served."""
-        from ..inject.layers import screen_ahead
+        """The notes' verdicts screened ahead (``inject.layers.screen_ahead_within``), a batch at a
+        time under the lock and stepping aside while a request is served, for ``SCREEN_AHEAD_S`` at
+        most a round: the rest is left to the next (a first round at 10k notes takes ~20 s, and the
+        files are not looked at meanwhile)."""
+        from ..inject.layers import screen_ahead_within
 
         started = time.perf_counter()
-        screened = screen_ahead(memory, hold=lambda: self.lock, pause=self._step_aside)
+        screened, finished = screen_ahead_within(memory, hold=lambda: self.lock, pause=self._step_aside,
+                                                 until=time.monotonic() + SCREEN_AHEAD_S)
+        if not finished:
+            with self.lock:
+                self._screen_due = self._screen_due or memory is self.memory
         if screened:
             log.info("screened %d notes ahead in %.1f s", screened, time.perf_counter() - started)
 

@@ -315,6 +315,11 @@ AHEAD_BATCH = 8
 
 
 def screen_ahead(memory: Memory, *, hold=None, pause=None) -> int:
+    """``screen_ahead_within`` with no end: how many notes were screened now."""
+    return screen_ahead_within(memory, hold=hold, pause=pause)[0]
+
+
+def screen_ahead_within(memory: Memory, *, hold=None, pause=None, until: float | None = None) -> tuple[int, bool]:
     """Screen every indexed note whose verdict this index's verdict file does not hold yet, as a
     hook would screen it when recalled: a hook answered later in a fresh process (the daemon gone
     idle) then finds the verdicts instead of compiling the guard's rules for notes it injects for
@@ -323,8 +328,10 @@ def screen_ahead(memory: Memory, *, hold=None, pause=None) -> int:
     batches (it waits while a request is served). A store larger than half the file's cap is left
     to be screened as it is recalled (the cap would evict what was screened). Only the notes
     written to the index since this process last screened them ahead are read (redacting every
-    note again costs ~2.5 s at 10k notes, at every round after any edit). Returns how many notes
-    were screened now."""
+    note again costs ~2.5 s at 10k notes, at every round after any edit). ``until``: a
+    ``time.monotonic()`` value past which no further batch is begun (the rest waits for the next
+    call; each call screens one batch at least). Returns how many notes were screened now, and whether every note was."""
+    import time
     from contextlib import nullcontext
 
     from ..guards.verdicts import MAX_ROWS
@@ -332,15 +339,17 @@ def screen_ahead(memory: Memory, *, hold=None, pause=None) -> int:
 
     verdicts = _verdicts(memory)
     if verdicts.path is None:
-        return 0
+        return 0, True
     with (hold or nullcontext)():
         stamps = memory.index.unit_stamps()
     if len(stamps) > MAX_ROWS // 2:
-        return 0
+        return 0, True
     done = verdicts.ahead
     ids = [i for i, stamp in stamps.items() if done.get(i) != stamp]
     before, aside = verdicts.screened, set()
     for start in range(0, len(ids), AHEAD_BATCH):
+        if start and until is not None and time.monotonic() >= until:  # a batch at least, each call
+            return verdicts.screened - before, False
         if pause is not None:
             pause()
         batch = ids[start:start + AHEAD_BATCH]
@@ -354,7 +363,7 @@ def screen_ahead(memory: Memory, *, hold=None, pause=None) -> int:
         done.update((i, stamps[i]) for i in batch)
     for gone in done.keys() - stamps.keys():
         done.pop(gone, None)
-    return verdicts.screened - before
+    return verdicts.screened - before, True
 
 
 def _bounded(prompt: str) -> str:
