@@ -105,7 +105,7 @@ def main(argv=None) -> int:
         if args.ahead:
             ahead(store, hooks["this checkout"][hooks["this checkout"].index("--index") + 1], args.notes, work, env)
         tag = uuid.uuid4().hex[:8]
-        for round_name in ("first round (verdicts unseen)", "second round (verdicts kept)"):
+        for round_name in ("first round (new prompts)", "second round (same prompts)"):
             times: dict[str, list[float]] = {name: [] for name in trees}
             empty = dict.fromkeys(trees, 0)
             for n, prompt in enumerate(prompts):
