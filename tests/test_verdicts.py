@@ -190,22 +190,24 @@ def test_a_store_past_half_the_verdict_cap_is_left_to_be_screened_as_recalled(tm
         assert screen_ahead(memory) == 0
 
 
+def _kept(index) -> int:
+    """How many verdicts the verdict file beside ``index`` holds."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"{index}.screened") as conn:
+            return conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
 def test_the_daemons_workspace_screens_the_notes_ahead_in_its_background_round(tmp_path):
     """After its warm-up and after a refresh that indexed something, the daemon's background round
     screens ahead; a workspace without the background thread (the MCP server's) never does."""
-    import sqlite3
-
     from memlane.adapters.workspace import Workspace
 
     store = _store_of_notes(tmp_path)
     index = tmp_path / "i.sqlite"
-
-    def kept() -> int:
-        try:
-            with sqlite3.connect(f"{index}.screened") as conn:
-                return conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
-        except sqlite3.Error:
-            return 0
 
     ticks = iter(range(0, 10**6, 1000))  # every round due
 
@@ -216,7 +218,7 @@ def test_the_daemons_workspace_screens_the_notes_ahead_in_its_background_round(t
     try:
         inline.current()
         inline.refresh_due()
-        assert kept() == 0  # answered inline: nothing screened but what a call recalls
+        assert _kept(index) == 0  # answered inline: nothing screened but what a call recalls
     finally:
         inline.close()
     daemon = Workspace([str(store)], "none", str(index), str(tmp_path), clock=clock)
@@ -224,7 +226,7 @@ def test_the_daemons_workspace_screens_the_notes_ahead_in_its_background_round(t
         daemon.current()
         daemon._refresher = object()  # as start_refresher leaves it; the round run here, not in a thread
         daemon.refresh_due()
-        assert kept() >= 3
+        assert _kept(index) >= 3
     finally:
         daemon._refresher = None
         daemon.close()
@@ -269,7 +271,6 @@ def test_verdicts_the_file_let_go_past_its_cap_are_no_longer_taken_as_kept(tmp_p
 def test_a_round_screens_ahead_for_a_while_and_leaves_the_rest_to_the_next(tmp_path, monkeypatch):
     """A first round at 10k notes screens for ~20 s, and the files are not looked at meanwhile
     (a note written then is not recalled): each round screens for a while, the next goes on."""
-    import sqlite3
 
     import memlane.adapters.workspace as workspace
     import memlane.inject.layers as layers
@@ -280,25 +281,18 @@ def test_a_round_screens_ahead_for_a_while_and_leaves_the_rest_to_the_next(tmp_p
     store = _store_of_notes(tmp_path)
     index = tmp_path / "i.sqlite"
 
-    def kept() -> int:
-        try:
-            with sqlite3.connect(f"{index}.screened") as conn:
-                return conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
-        except sqlite3.Error:
-            return 0
-
     ticks = iter(range(0, 10**6, 1000))
     daemon = Workspace([str(store)], "none", str(index), str(tmp_path), clock=lambda: float(next(ticks)))
     try:
         daemon.current()
         daemon._refresher = object()
-        kept_before = kept()
+        kept_before = _kept(index)
         daemon.refresh_due()
-        first = kept()
+        first = _kept(index)
         assert first < kept_before + 3  # not every note in one round
         for _ in range(3):
             daemon.refresh_due()
-        assert kept() >= first + 2  # ... the next rounds went on
+        assert _kept(index) >= first + 2  # ... the next rounds went on
         daemon.refresh_due()
         assert daemon._screen_due is False  # every note screened: nothing left owed
     finally:
