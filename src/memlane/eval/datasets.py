@@ -26,10 +26,9 @@ from typing import Iterable, Sequence
 
 from ..errors import EvalError
 from ..index.unit import Unit, unit_from_note
-from ..records import dataclass, field
+from ..records import dataclass, field, replace
 from ..store.memory_index import INDEX_FILE
 from ..store.scan import scan_folder
-from ..records import replace
 
 __all__ = [
     "Dataset", "DatasetError", "Query", "SCOPE_FIELDS", "detect_format", "load_agent_notes",
