@@ -298,3 +298,43 @@ def test_a_round_screens_ahead_for_a_while_and_leaves_the_rest_to_the_next(tmp_p
     finally:
         daemon._refresher = None
         daemon.close()
+
+
+def test_screening_ahead_waits_for_the_daemon_to_be_idle(tmp_path):
+    """Prompts in a row never share the interpreter with screening ahead: a round begins only once
+    no request has been served for a while, and ends when one comes."""
+    import time
+
+    from memlane.adapters.workspace import SCREEN_IDLE_S, Workspace
+
+    store = _store_of_notes(tmp_path)
+    index = tmp_path / "i.sqlite"
+    ticks = iter(range(0, 10**6, 1000))
+    daemon = Workspace([str(store)], "none", str(index), str(tmp_path), clock=lambda: float(next(ticks)))
+    try:
+        daemon.current()
+        daemon._refresher = object()
+        with daemon.serving():
+            pass  # a request just served
+        daemon.refresh_due()
+        assert _kept(index) == 0
+        daemon._served_at = time.monotonic() - SCREEN_IDLE_S - 1  # idle since
+        daemon.refresh_due()
+        assert _kept(index) >= 3
+    finally:
+        daemon._refresher = None
+        daemon.close()
+
+
+def test_a_round_of_screening_ahead_ends_when_asked_to_stop(tmp_path, monkeypatch):
+    import memlane.inject.layers as layers
+    from memlane import Memory
+    from memlane.inject.layers import screen_ahead_within
+
+    monkeypatch.setattr(layers, "AHEAD_BATCH", 1)
+    with Memory([_store_of_notes(tmp_path)], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        first = screen_ahead_within(memory, stop=lambda: True)  # a request came after the first batch
+        assert first[1] is False and 1 <= first[0] <= 2  # one note (and its folder)
+        rest = screen_ahead_within(memory)
+        assert rest[1] is True and first[0] + rest[0] == 5

@@ -54,6 +54,9 @@ WALK_SHARE = 0.05  # ... and the walks take at most this share of the time (a la
 WALK_YIELD_S = 1.0  # a walk waits at most this long for the requests in flight before it goes on
 FABRIC_REFRESH_S = 15.0  # the other domains are re-read at most this often
 SCREEN_AHEAD_S = 1.0  # a background round screens notes ahead this long at most (``_screen_ahead``)
+#: ... and only once no request has been served for this long, until the next one arrives: prompts in a
+#: row never share the interpreter (and two cores) with it
+SCREEN_IDLE_S = 3.0
 IDLE_POLL_S = 0.05  # the refresher never spins: its shortest wait
 #: the dry-run prompt a warm-up answers (``_prime``): content words for both legs and the guard
 PRIME_PROMPT = "how do we deploy and test this project safely"
@@ -94,6 +97,7 @@ class Workspace:
         self._walk_s = 0.0  # how long the last stat walk took, its waits for requests left out
         self._stepped_aside_s = 0.0
         self._serving = 0  # requests in flight (``serving``)
+        self._served_at = float("-inf")  # time.monotonic() when a request last began or ended
         self._serving_lock = threading.Lock()
         self._quiet = threading.Event()  # set while no request is in flight: a walk goes on only then
         self._quiet.set()
@@ -212,12 +216,14 @@ class Workspace:
         stat walk waits (``WALK_YIELD_S`` at most) rather than share the interpreter with it."""
         with self._serving_lock:
             self._serving += 1
+            self._served_at = time.monotonic()
             self._quiet.clear()
         try:
             yield
         finally:
             with self._serving_lock:
                 self._serving -= 1
+                self._served_at = time.monotonic()
                 if not self._serving:
                     self._quiet.set()
 
@@ -330,18 +336,23 @@ class Workspace:
     def _screen_ahead(self, memory) -> None:
         """The notes' verdicts screened ahead (``inject.layers.screen_ahead_within``), a batch at a
         time under the lock and stepping aside while a request is served, for ``SCREEN_AHEAD_S`` at
-        most a round: the rest is left to the next (a first round at 10k notes takes ~20 s, and the
-        files are not looked at meanwhile)."""
+        most a round, and only while no request has been served for ``SCREEN_IDLE_S``: the rest is
+        left to the next (a first round at 10k notes takes ~20 s, and the files are not looked at
+        meanwhile)."""
         from ..inject.layers import screen_ahead_within
 
-        started = time.perf_counter()
-        screened, finished = screen_ahead_within(memory, hold=lambda: self.lock, pause=self._step_aside,
-                                                 until=time.monotonic() + SCREEN_AHEAD_S)
+        began = time.monotonic()
+        if self._serving or began - self._served_at < SCREEN_IDLE_S:
+            screened, finished = 0, False  # prompts in a row: later, when the daemon is idle
+        else:
+            screened, finished = screen_ahead_within(
+                memory, hold=lambda: self.lock, pause=self._step_aside, until=began + SCREEN_AHEAD_S,
+                stop=lambda: self._served_at > began)  # a request came: the rest waits for idle time again
         if not finished:
             with self.lock:
                 self._screen_due = self._screen_due or memory is self.memory
         if screened:
-            log.info("screened %d notes ahead in %.1f s", screened, time.perf_counter() - started)
+            log.info("screened %d notes ahead in %.1f s", screened, time.monotonic() - began)
 
     def check_files(self) -> None:
         """Inside ``held``: the files checked now, whatever the throttle says — for a person's

@@ -319,7 +319,8 @@ def screen_ahead(memory: Memory, *, hold=None, pause=None) -> int:
     return screen_ahead_within(memory, hold=hold, pause=pause)[0]
 
 
-def screen_ahead_within(memory: Memory, *, hold=None, pause=None, until: float | None = None) -> tuple[int, bool]:
+def screen_ahead_within(memory: Memory, *, hold=None, pause=None, until: float | None = None,
+                        stop=None) -> tuple[int, bool]:
     """Screen every indexed note whose verdict this index's verdict file does not hold yet, as a
     hook would screen it when recalled: a hook answered later in a fresh process (the daemon gone
     idle) then finds the verdicts instead of compiling the guard's rules for notes it injects for
@@ -330,7 +331,8 @@ def screen_ahead_within(memory: Memory, *, hold=None, pause=None, until: float |
     written to the index since this process last screened them ahead are read (redacting every
     note again costs ~2.5 s at 10k notes, at every round after any edit). ``until``: a
     ``time.monotonic()`` value past which no further batch is begun (the rest waits for the next
-    call; each call screens one batch at least). Returns how many notes were screened now, and whether every note was."""
+    call; each call screens one batch at least); ``stop()``: true when no further batch should
+    begin either (a request came). Returns how many notes were screened now, and whether every note was."""
     import time
     from contextlib import nullcontext
 
@@ -348,7 +350,7 @@ def screen_ahead_within(memory: Memory, *, hold=None, pause=None, until: float |
     ids = [i for i, stamp in stamps.items() if done.get(i) != stamp]
     before, aside = verdicts.screened, set()
     for start in range(0, len(ids), AHEAD_BATCH):
-        if start and until is not None and time.monotonic() >= until:  # a batch at least, each call
+        if start and ((until is not None and time.monotonic() >= until) or (stop is not None and stop())):
             return verdicts.screened - before, False
         if pause is not None:
             pause()
