@@ -4,6 +4,8 @@ means screening again — a risky note is quarantined every time."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 import memlane.guards.exits as exits
@@ -201,35 +203,36 @@ def _kept(index) -> int:
         return 0
 
 
+@contextmanager
+def _workspace(store, index, *, background: bool):
+    """A workspace on ``store`` whose every round is due (a clock 1000 s a tick), opened; with
+    ``background``, as the daemon's (``start_refresher`` sets it; its rounds are run here, not in a
+    thread), else as the MCP server's."""
+    from memlane.adapters.workspace import Workspace
+
+    ticks = iter(range(0, 10**6, 1000))
+    workspace = Workspace([str(store)], "none", str(index), str(store.parent), clock=lambda: float(next(ticks)))
+    try:
+        workspace.current()
+        if background:
+            workspace._refresher = object()
+        yield workspace
+    finally:
+        workspace._refresher = None
+        workspace.close()
+
+
 def test_the_daemons_workspace_screens_the_notes_ahead_in_its_background_round(tmp_path):
     """After its warm-up and after a refresh that indexed something, the daemon's background round
     screens ahead; a workspace without the background thread (the MCP server's) never does."""
-    from memlane.adapters.workspace import Workspace
-
     store = _store_of_notes(tmp_path)
     index = tmp_path / "i.sqlite"
-
-    ticks = iter(range(0, 10**6, 1000))  # every round due
-
-    def clock() -> float:
-        return float(next(ticks))
-
-    inline = Workspace([str(store)], "none", str(index), str(tmp_path), clock=clock)
-    try:
-        inline.current()
+    with _workspace(store, index, background=False) as inline:
         inline.refresh_due()
         assert _kept(index) == 0  # answered inline: nothing screened but what a call recalls
-    finally:
-        inline.close()
-    daemon = Workspace([str(store)], "none", str(index), str(tmp_path), clock=clock)
-    try:
-        daemon.current()
-        daemon._refresher = object()  # as start_refresher leaves it; the round run here, not in a thread
+    with _workspace(store, index, background=True) as daemon:
         daemon.refresh_due()
         assert _kept(index) >= 3
-    finally:
-        daemon._refresher = None
-        daemon.close()
 
 
 def test_verdicts_cleared_by_another_thread_meanwhile_are_screened_again_not_an_error(tmp_path):
@@ -271,21 +274,14 @@ def test_verdicts_the_file_let_go_past_its_cap_are_no_longer_taken_as_kept(tmp_p
 def test_a_round_screens_ahead_for_a_while_and_leaves_the_rest_to_the_next(tmp_path, monkeypatch):
     """A first round at 10k notes screens for ~20 s, and the files are not looked at meanwhile
     (a note written then is not recalled): each round screens for a while, the next goes on."""
-
     import memlane.adapters.workspace as workspace
     import memlane.inject.layers as layers
-    from memlane.adapters.workspace import Workspace
 
     monkeypatch.setattr(workspace, "SCREEN_AHEAD_S", 0.0)  # one batch a round
     monkeypatch.setattr(layers, "AHEAD_BATCH", 1)
     store = _store_of_notes(tmp_path)
     index = tmp_path / "i.sqlite"
-
-    ticks = iter(range(0, 10**6, 1000))
-    daemon = Workspace([str(store)], "none", str(index), str(tmp_path), clock=lambda: float(next(ticks)))
-    try:
-        daemon.current()
-        daemon._refresher = object()
+    with _workspace(store, index, background=True) as daemon:
         kept_before = _kept(index)
         daemon.refresh_due()
         first = _kept(index)
@@ -295,9 +291,6 @@ def test_a_round_screens_ahead_for_a_while_and_leaves_the_rest_to_the_next(tmp_p
         assert _kept(index) >= first + 2  # ... the next rounds went on
         daemon.refresh_due()
         assert daemon._screen_due is False  # every note screened: nothing left owed
-    finally:
-        daemon._refresher = None
-        daemon.close()
 
 
 def test_screening_ahead_waits_for_the_daemon_to_be_idle(tmp_path):
@@ -305,15 +298,11 @@ def test_screening_ahead_waits_for_the_daemon_to_be_idle(tmp_path):
     no request has been served for a while, and ends when one comes."""
     import time
 
-    from memlane.adapters.workspace import SCREEN_IDLE_S, Workspace
+    from memlane.adapters.workspace import SCREEN_IDLE_S
 
     store = _store_of_notes(tmp_path)
     index = tmp_path / "i.sqlite"
-    ticks = iter(range(0, 10**6, 1000))
-    daemon = Workspace([str(store)], "none", str(index), str(tmp_path), clock=lambda: float(next(ticks)))
-    try:
-        daemon.current()
-        daemon._refresher = object()
+    with _workspace(store, index, background=True) as daemon:
         with daemon.serving():
             pass  # a request just served
         daemon.refresh_due()
@@ -321,9 +310,6 @@ def test_screening_ahead_waits_for_the_daemon_to_be_idle(tmp_path):
         daemon._served_at = time.monotonic() - SCREEN_IDLE_S - 1  # idle since
         daemon.refresh_due()
         assert _kept(index) >= 3
-    finally:
-        daemon._refresher = None
-        daemon.close()
 
 
 def test_a_round_of_screening_ahead_ends_when_asked_to_stop(tmp_path, monkeypatch):

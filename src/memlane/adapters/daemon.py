@@ -99,7 +99,7 @@ def answer(workspace: Workspace, event: str, raw: str, agent: str = "claude", *,
     session's state, the guard's verdicts: ``deferred.py``) is written after it, the workspace
     still held."""
     from ..deferred import deferring
-    from .hook import check_hook_command, handle_event, parse_payload, with_missing_stores
+    from .hook import handle_event, parse_payload, with_missing_stores
 
     payload = parse_payload(raw, agent)
     missing = check_hook_command(workspace.args[0], None)  # a store gone since the start: said, the others answer

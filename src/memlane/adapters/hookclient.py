@@ -145,8 +145,8 @@ def daemon_refused(key: str, stores: list[str]) -> bool:
     fresh = 0 <= time.time() - st.st_mtime < REFUSAL_TTL_S
     if not (stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and fresh):
         return False
-    folders, *files = text.split("\n")
-    return text == refusal_state(stores, [line.rsplit("\t", 1)[0] for line in files])
+    files = [line.rsplit("\t", 1)[0] for line in text.split("\n")[1:]]  # the first line: the folders
+    return text == refusal_state(stores, files)
 
 
 def remember_refusal(key: str, stores: list[str], files: list[str] = ()) -> None:

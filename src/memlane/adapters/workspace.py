@@ -345,9 +345,9 @@ class Workspace:
         if self._serving or began - self._served_at < SCREEN_IDLE_S:
             screened, finished = 0, False  # prompts in a row: later, when the daemon is idle
         else:
-            screened, finished = screen_ahead_within(
-                memory, hold=lambda: self.lock, pause=self._step_aside, until=began + SCREEN_AHEAD_S,
-                stop=lambda: self._served_at > began)  # a request came: the rest waits for idle time again
+            screened, finished = screen_ahead_within(  # the round's time up, or a request came: the rest later
+                memory, hold=lambda: self.lock, pause=self._step_aside,
+                stop=lambda: time.monotonic() >= began + SCREEN_AHEAD_S or self._served_at > began)
         if not finished:
             with self.lock:
                 self._screen_due = self._screen_due or memory is self.memory

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-
-from ..records import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ..guards.privacy import excluded_with_target
+from ..records import dataclass, field
 from ..store.links import link_key
 from ..store.memory_index import INDEX_FILE, parse_memory_index
 from ..store import scan  # the very walk, read and parse scan_folder makes (scan.parse_note, scan.read_text)

@@ -319,8 +319,7 @@ def screen_ahead(memory: Memory, *, hold=None, pause=None) -> int:
     return screen_ahead_within(memory, hold=hold, pause=pause)[0]
 
 
-def screen_ahead_within(memory: Memory, *, hold=None, pause=None, until: float | None = None,
-                        stop=None) -> tuple[int, bool]:
+def screen_ahead_within(memory: Memory, *, hold=None, pause=None, stop=None) -> tuple[int, bool]:
     """Screen every indexed note whose verdict this index's verdict file does not hold yet, as a
     hook would screen it when recalled: a hook answered later in a fresh process (the daemon gone
     idle) then finds the verdicts instead of compiling the guard's rules for notes it injects for
@@ -329,11 +328,10 @@ def screen_ahead_within(memory: Memory, *, hold=None, pause=None, until: float |
     batches (it waits while a request is served). A store larger than half the file's cap is left
     to be screened as it is recalled (the cap would evict what was screened). Only the notes
     written to the index since this process last screened them ahead are read (redacting every
-    note again costs ~2.5 s at 10k notes, at every round after any edit). ``until``: a
-    ``time.monotonic()`` value past which no further batch is begun (the rest waits for the next
-    call; each call screens one batch at least); ``stop()``: true when no further batch should
-    begin either (a request came). Returns how many notes were screened now, and whether every note was."""
-    import time
+    note again costs ~2.5 s at 10k notes, at every round after any edit). ``stop()``: true when
+    no further batch should begin (the round's time is up, a request came); the rest waits for the
+    next call, and each call screens one batch at least. Returns how many notes were screened now,
+    and whether every note was."""
     from contextlib import nullcontext
 
     from ..guards.verdicts import MAX_ROWS
@@ -350,7 +348,7 @@ def screen_ahead_within(memory: Memory, *, hold=None, pause=None, until: float |
     ids = [i for i, stamp in stamps.items() if done.get(i) != stamp]
     before, aside = verdicts.screened, set()
     for start in range(0, len(ids), AHEAD_BATCH):
-        if start and ((until is not None and time.monotonic() >= until) or (stop is not None and stop())):
+        if start and stop is not None and stop():
             return verdicts.screened - before, False
         if pause is not None:
             pause()
