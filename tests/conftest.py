@@ -152,6 +152,11 @@ def sealed_env(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("MEMLANE_CONFIG", raising=False)
     yield home
     stop_daemons(runtime / "memlane", appear_s=0.0)
+    from memlane import logs
+
+    if logs.sink() is not None:  # a hook run in this process sent memlane's lines to its hook.log
+        logs.sink().close()
+        logs.send_to(None)
 
 
 def stop_daemons(folder: Path, appear_s: float = 5.0, stop_s: float = 30.0) -> None:

@@ -314,25 +314,22 @@ def test_a_line_the_log_writes_to_stderr_is_redacted(capsys, tmp_path):
 
 
 def test_a_command_after_a_hook_in_one_process_still_logs_to_stderr(capsys):
-    """A hook (or the daemon) sends the ``memlane`` logger to ``hook.log`` and stops it propagating;
-    a later command in the same process takes its stderr back (the test above passed or failed by
-    whether a hook test had run before it)."""
-    import logging
-
+    """A hook (or the daemon) sends memlane's lines to ``hook.log``; a later command in the same
+    process takes its stderr back (the test above passed or failed by whether a hook test had run
+    before it)."""
+    from memlane import logs
     from memlane.adapters.cli import _stderr_logging
     from memlane.adapters.hook import _file_logging
 
-    ours = logging.getLogger("memlane")
     _file_logging()
-    hook_log = [h for h in ours.handlers if getattr(h, "memlane_hook_log", False)]
-    assert hook_log and not ours.propagate
+    hook_log = logs.sink()
+    assert hook_log is not None
     _stderr_logging(verbose=False)
-    logging.getLogger("memlane.test").warning("the index is locked")
+    logs.get("memlane.test").warning("the index is locked")
     assert "memlane: the index is locked" in capsys.readouterr().err
-    assert ours.propagate and not [h for h in ours.handlers if getattr(h, "memlane_hook_log", False)]
-    written = Path(hook_log[0].baseFilename)
+    assert logs.sink() is None
+    written = Path(hook_log.path)
     assert not written.exists() or "the index is locked" not in written.read_text(encoding="utf-8")
-
 
 def test_an_error_line_and_a_notice_are_redacted(capsys, tmp_path):
     """An error may quote what the user typed (a note name, a path) and a notice the daemon's words:

@@ -489,24 +489,50 @@ def test_recall_prompt_json_says_it_would_inject_the_menu_when_only_the_menu_com
 
 def test_the_hook_log_is_kept_small(tmp_path):
     """Past its size the log becomes ``hook.log.1`` and a new one begins: two files at most."""
-    import logging
-
+    from memlane import logs
     from memlane.adapters.hook import _HookLog
 
     handler = _HookLog(tmp_path / "hook.log", max_bytes=200)
-    logger = logging.getLogger("memlane.test-hook-log")
-    logger.addHandler(handler)
-    logger.propagate = False
+    logs.send_to(handler)
     try:
         for n in range(40):
-            logger.warning("line %d of a hook's diagnostics", n)
+            logs.get("memlane.test-hook-log").warning("line %d of a hook's diagnostics", n)
     finally:
-        logger.removeHandler(handler)
+        logs.send_to(None)
         handler.close()
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["hook.log", "hook.log.1"]
-    assert "line 39" in (tmp_path / "hook.log").read_text()
+    assert "memlane.test-hook-log: line 39 of a hook's diagnostics" in (tmp_path / "hook.log").read_text()
     assert all(p.stat().st_size < 400 for p in tmp_path.iterdir())
+
+
+def test_the_hook_log_writes_logging_s_line_redacted_with_its_traceback(tmp_path):
+    """Time, process, logger and message as ``logging``'s default format writes them, a secret in
+    the message or its traceback redacted, and debug lines left out."""
+    import re
+
+    from memlane import logs
+    from memlane.adapters.hook import _HookLog
+
+    handler = _HookLog(tmp_path / "hook.log", max_bytes=10_000)
+    logs.send_to(handler)
+    token = "ghp_" + "a1B2" * 9
+    try:
+        logs.get("memlane.test").debug("not kept")
+        logs.get("memlane.test").info("a prompt quoting %s", token)
+        try:
+            raise ValueError(f"bad {token}")
+        except ValueError:
+            logs.get("memlane.test").exception("failed: %d %s", 2, "ways")
+    finally:
+        logs.send_to(None)
+        handler.close()
+    text = (tmp_path / "hook.log").read_text()
+    assert "not kept" not in text and token not in text
+    assert re.match(rf"\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}} {os.getpid()} memlane.test: a prompt quoting "
+                    r"\[redacted secret\]\n", text)
+    assert "memlane.test: failed: 2 ways\nTraceback (most recent call last):" in text
+    assert "ValueError: bad [redacted secret]" in text
 
 
 def test_a_hook_log_that_cannot_be_written_loses_the_line_not_the_answer(sealed_env, tmp_path):
@@ -531,8 +557,7 @@ def test_a_hook_log_that_cannot_be_written_loses_the_line_not_the_answer(sealed_
 
 def test_a_hook_log_whose_folder_vanishes_is_made_again_and_prints_no_traceback(tmp_path, capsys):
     """The cache folder deleted under a running hook: the log's folder is made again and the line
-    written; nothing (no logging traceback) reaches stderr."""
-    import logging
+    written; nothing (no traceback) reaches stderr."""
     import shutil
 
     from memlane.adapters.hook import _HookLog
@@ -540,16 +565,12 @@ def test_a_hook_log_whose_folder_vanishes_is_made_again_and_prints_no_traceback(
     folder = tmp_path / "cache"
     folder.mkdir()
     handler = _HookLog(folder / "hook.log", max_bytes=200)
-    logger = logging.getLogger("memlane.test-hook-log-gone")
-    logger.addHandler(handler)
-    logger.propagate = False
     try:
-        logger.warning("before the folder went")
+        handler.write("memlane.test", 30, "before the folder went")
         shutil.rmtree(folder)
         for n in range(12):  # past max_bytes too: the rotation finds no file to move
-            logger.warning("line %d after the folder went", n)
+            handler.write("memlane.test", 30, f"line {n} after the folder went")
     finally:
-        logger.removeHandler(handler)
         handler.close()
     assert "line 11 after the folder went" in (folder / "hook.log").read_text()
     assert capsys.readouterr().err == ""
@@ -557,20 +578,14 @@ def test_a_hook_log_whose_folder_vanishes_is_made_again_and_prints_no_traceback(
 
 def test_a_hook_log_that_cannot_be_written_prints_no_traceback(tmp_path, capsys):
     """A log that cannot be made even so (a file where its folder should be) loses the line
-    silently: logging's own report would print a traceback on the hook's stderr."""
-    import logging
-
+    silently: a traceback would reach the hook's stderr."""
     from memlane.adapters.hook import _HookLog
 
     (tmp_path / "cache").write_text("a file, not a folder")
     handler = _HookLog(tmp_path / "cache" / "hook.log", max_bytes=200)
-    logger = logging.getLogger("memlane.test-hook-log-unwritable")
-    logger.addHandler(handler)
-    logger.propagate = False
     try:
-        logger.warning("a line with nowhere to go")
+        handler.write("memlane.test", 30, "a line with nowhere to go")
     finally:
-        logger.removeHandler(handler)
         handler.close()
     assert capsys.readouterr().err == ""
 
@@ -628,7 +643,10 @@ def test_session_state_is_replaced_whole_the_users_alone_and_leaves_nothing_on_f
 def test_a_hook_answered_in_a_fresh_process_imports_no_tempfile_and_no_dataclasses(hook_env):
     """tempfile (with shutil, random, bz2 and lzma) is ~3 ms of every hook a fresh process
     answers: the session state is replaced without it. ``dataclasses`` (with inspect and ast) and
-    creating its classes were ~45 ms: the records on the path are ``memlane.records``'."""
+    creating its classes were ~45 ms: the records on the path are ``memlane.records``'. Its line
+    goes to hook.log without ``logging`` (~10 ms with what it imports), its digests are taken
+    without OpenSSL's library (``_hashlib``, ~4 ms), and ``typing`` (~4 ms) is read by type
+    checkers alone."""
     run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "warm up the index"))  # the index exists now
     code = ("import io, json, sys; from memlane.adapters.hook import run_hook; "
             f"raw = json.dumps({prompt_payload(hook_env, 'how should the CI cache be keyed?', session='s-fresh')!r}); "
@@ -636,7 +654,7 @@ def test_a_hook_answered_in_a_fresh_process_imports_no_tempfile_and_no_dataclass
             f"run_hook('user-prompt-submit', stores=[{str(hook_env['store'])!r}], embedder='none', "
             f"index={str(hook_env['index'])!r}, stdin=io.StringIO(raw), refresh=False); sys.stdout = real; "
             "print(json.dumps({'answer': out.getvalue(), 'loaded': [m for m in ('tempfile', 'shutil', 'random', "
-            "'dataclasses', 'inspect', 'ast') "
+            "'dataclasses', 'inspect', 'ast', 'logging', 'typing', '_hashlib', 'copy') "
             "if m in sys.modules]}))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env=os.environ.copy())
@@ -646,6 +664,9 @@ def test_a_hook_answered_in_a_fresh_process_imports_no_tempfile_and_no_dataclass
     assert "feedback_ci_cache" in seen["answer"]  # it did answer, and saved the session's state
     assert "feedback_ci_cache" in (sessions_dir() / "s-fresh.json").read_text()
     assert seen["loaded"] == [], seen
+    from memlane.config import cache_home
+
+    assert "memlane: hook user-prompt-submit: session s-fresh, " in (cache_home() / "hook.log").read_text()
 
 
 def test_a_gemini_rewind_to_an_unknown_message_keeps_the_history(tmp_path, caplog):

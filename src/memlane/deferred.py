@@ -6,12 +6,13 @@ request reads them. Anywhere else ``later`` runs the write at once."""
 
 from __future__ import annotations
 
-import logging
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
-log = logging.getLogger(__name__)
+from . import logs
+
+log = logs.get(__name__)
 
 _pending: ContextVar[list | None] = ContextVar("memlane_deferred", default=None)
 

@@ -6,13 +6,11 @@ plain data and never prints."""
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .associate.build import GRAPH_VERSION, UNSETTLED, rebuild_graph, settle_graph
 from .config import Config, cache_home, data_home, load_config
@@ -30,8 +28,10 @@ from .retrieve.ask import the_ask
 from .retrieve.recalled import Recalled
 from .store.scan import utf8_folder
 from .store import StoreSpec, claude_memory_dir, discover_claude_memory, encode_project_path, git_root, scope_rank
+from . import logs
+from .digest import sha256
 
-log = logging.getLogger("memlane")
+log = logs.get("memlane")
 
 Progress = Callable[[str, int, int], None]
 
@@ -133,7 +133,7 @@ class Memory:
 
     def _default_index_path(self) -> Path:
         key = "\n".join(sorted(f"{s.scope}:{s.path}" for s in self.candidate_specs()))
-        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+        digest = sha256(key.encode()).hexdigest()[:16]
         return cache_home() / "index" / f"{digest}.sqlite"
 
     @property

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from .associate.divergent import remote_associates
 from .associate.spread import SpreadSettings, spread_activation

@@ -18,6 +18,7 @@ rather than half supported.
 from __future__ import annotations
 
 import sys
+from enum import Enum
 
 __all__ = ["FrozenInstanceError", "asdict", "dataclass", "field", "fields", "is_dataclass", "replace"]
 
@@ -90,6 +91,9 @@ def asdict(record) -> dict:
     return _asdict(record)
 
 
+_ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes})
+
+
 def _asdict(value):
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: _asdict(getattr(value, f.name)) for f in fields(value)}
@@ -99,6 +103,8 @@ def _asdict(value):
         return type(value)(_asdict(v) for v in value)
     if isinstance(value, dict):
         return type(value)((_asdict(k), _asdict(v)) for k, v in value.items())
+    if type(value) in _ATOMIC or isinstance(value, Enum):
+        return value  # what ``copy.deepcopy`` returns for them, without importing ``copy`` (and ``weakref``)
     import copy
 
     return copy.deepcopy(value)

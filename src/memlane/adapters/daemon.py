@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import logging
 import os
 import signal
 import socket
@@ -42,15 +41,16 @@ import struct
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
+from .. import logs
 from ..errors import ConfigError
 from .agents import PROMPT, SESSION_START
 from .hookclient import daemon_key, forget_refusal, private_dir, project_root, remember_refusal, socket_path
 from .hook import check_hook_command
 from .workspace import Busy, Workspace
 
-log = logging.getLogger("memlane.daemon")
+log = logs.get("memlane.daemon")
 
 IDLE_MINUTES = 30.0
 REQUEST_DEADLINE_S = 3.0  # a whole request, read to answered; the client waits at most 4 s, the host 10 s

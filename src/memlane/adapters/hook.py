@@ -14,86 +14,93 @@ reports, for the hooks to pick how deep to inject, and prints a short status lin
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
+import threading
 import time
 
+from .. import logs
 from ..config import cache_home
 from ..index.connection import private_file
 from .agents import DEFAULT, PROMPT, SESSION_START, load
 from ..guards.sanitize import whole_characters
-from ..guards.secrets import RedactingFilter, map_strings
+from ..guards.secrets import map_strings, redact
 
 EVENTS = (SESSION_START, PROMPT)
 #: a hook waits at most this long for another process's lock on the index, then reads it as it is
 HOOK_BUSY_MS = 300
-log = logging.getLogger("memlane")
+log = logs.get("memlane")
 
 
-class _HookLog(logging.FileHandler):
+class _HookLog(logs.Sink):
     """``hook.log``, kept small: past ``max_bytes`` the file becomes ``hook.log.1`` (the one
-    before that is dropped) and a new one begins. ``logging.handlers``' rotating handler does the
-    same but imports sockets, pickle and queues into every fresh hook process (~5 ms)."""
+    before that is dropped) and a new one begins. Its lines are ``logging``'s default format
+    (time, process, logger: message), redacted (a line quotes prompts and errors), written without
+    ``logging``, which a fresh hook process never imports (see ``logs``)."""
+
+    level = logs.INFO
 
     def __init__(self, path, max_bytes: int):
-        # a path in another encoding (lone surrogates) is escaped, not the line lost
-        super().__init__(path, encoding="utf-8", errors="backslashreplace", delay=True)
+        self.path = str(path)
         self.max_bytes = max_bytes
+        self.stream = None
+        self._lock = threading.Lock()  # the daemon logs from several threads
 
     def _open(self):
         """The log quotes prompts: the user's alone (0600), an older one made so too."""
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         private_file(fd)
-        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+        # a path in another encoding (lone surrogates) is escaped, not the line lost
+        return os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
 
-    def emit(self, record) -> None:
+    def write(self, name: str, level: int, message: str) -> None:
         """Never raises: a log that cannot be written (a read-only cache, a folder in its place)
         loses the line, never the hook's answer. Its folder deleted while the hook runs is made
         again, once."""
-        try:
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+        line = f"{stamp},{int(now % 1 * 1000):03d} {os.getpid()} {name}: {redact(message)}\n"
+        with self._lock:
             try:
-                self._emit(record)
-            except FileNotFoundError:  # raised opening or moving the file: no stream is open
-                os.makedirs(os.path.dirname(self.baseFilename), exist_ok=True)
-                self._emit(record)
-        except Exception:  # noqa: BLE001 - the line is lost, the hook goes on
-            self.handleError(record)
+                try:
+                    self._write(line)
+                except FileNotFoundError:  # raised opening or moving the file: no stream is open
+                    os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                    self._write(line)
+            except Exception:  # noqa: BLE001 - the line is lost, the hook goes on
+                self.close()
 
-    def _emit(self, record) -> None:
+    def _write(self, line: str) -> None:
         if self.stream is None:
             self.stream = self._open()
         if self.stream.tell() >= self.max_bytes:
-            self.stream.close()
-            self.stream = None
-            os.replace(self.baseFilename, self.baseFilename + ".1")
+            self.close()
+            os.replace(self.path, self.path + ".1")
             self.stream = self._open()
-        super().emit(record)
+        self.stream.write(line)
+        self.stream.flush()
 
-    def handleError(self, record) -> None:
-        """Silent: logging's own report prints a traceback on stderr, which a host shows as the
-        hook's output."""
+    def close(self) -> None:
+        stream, self.stream = self.stream, None
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
 
 
 def _file_logging() -> None:
     """Hook diagnostics go to a small rotating file: the host shows a hook's stderr only in
-    its debug log, and stdout is protocol."""
+    its debug log, and stdout is protocol. One hook log per process: the current cache folder's."""
     try:
         path = cache_home() / "hook.log"
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = _HookLog(path, max_bytes=1_000_000)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s: %(message)s"))
-        handler.addFilter(RedactingFilter())  # a log line quotes prompts and errors: no secret in it
-        root = logging.getLogger("memlane")
-        for old in [h for h in root.handlers if getattr(h, "memlane_hook_log", False)]:
-            root.removeHandler(old)  # one hook log per process: the current cache folder's
-            old.close()
-        handler.memlane_hook_log = True
-        root.addHandler(handler)
-        root.setLevel(logging.INFO)
-        root.propagate = False  # not to stderr: the host would show it as hook output
     except OSError:
-        pass  # no log file: still never fail
+        return  # no log file: still never fail
+    old = logs.sink()
+    logs.send_to(_HookLog(path, max_bytes=1_000_000))
+    if isinstance(old, _HookLog):
+        old.close()
 
 
 def parse_payload(raw: str, agent: str = DEFAULT) -> dict:
@@ -287,7 +294,7 @@ def run_statusline(stdin=None, stdout=None) -> int:
         else:
             stdout.write("memlane\n")
     except Exception as exc:  # noqa: BLE001 - a status line must always print something
-        logging.getLogger("memlane").info("statusline input unreadable: %s", exc)
+        log.info("statusline input unreadable: %s", exc)
         stdout.write("memlane\n")
     return 0
 

@@ -22,7 +22,6 @@ imports it (~2 s to import on 2 cores).
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import sys
@@ -36,8 +35,9 @@ from ..memory import Depth, Memory
 from ..recall import MAX_K as RECALL_MAX_K
 from ..retrieve.recalled import shorten
 from .workspace import Workspace
+from .. import logs
 
-log = logging.getLogger("memlane.mcp")
+log = logs.get("memlane.mcp")
 
 MAX_TOKENS = 20_000  # under Claude Code's 25,000-token cap, with room for the envelope
 MAX_K = RECALL_MAX_K  # the same bound as the CLI's --k; the output cap above keeps any k in budget

@@ -35,16 +35,16 @@ Who runs the throttle differs, because the faces differ:
 from __future__ import annotations
 
 import gc
-import logging
 import os
 import threading
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ..errors import MemlaneError
+from .. import logs
 
-log = logging.getLogger("memlane.workspace")
+log = logs.get("memlane.workspace")
 
 REFRESH_S = 2.0  # the notes' files are stat-walked at most this often
 #: a person's recall through the daemon, and each MCP call, walks the files first when the last walk

@@ -16,7 +16,7 @@ seeds, so its cost does not grow with the store.
 from __future__ import annotations
 
 from collections import deque
-from typing import Mapping
+from collections.abc import Mapping
 
 from .spread import EDGE_WEIGHTS
 

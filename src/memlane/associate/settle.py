@@ -8,11 +8,12 @@ graph is settled (or was), 1 when it could not be."""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
-log = logging.getLogger("memlane.settle")
+from .. import logs
+
+log = logs.get("memlane.settle")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,7 +26,7 @@ activation at each hop.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..records import dataclass, field
 from ..retrieve.search import Hit, order_hits

@@ -14,7 +14,7 @@ is rebuilt and kept in the index for scoring.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 DAMPING = 0.85
 ITERATIONS = 50

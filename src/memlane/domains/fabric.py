@@ -15,7 +15,6 @@ bucket; the others still answer.
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from pathlib import Path
@@ -23,8 +22,9 @@ from pathlib import Path
 from ..guards.privacy import PrivacyGate
 from .base import Domain, Recalled
 from ..records import dataclass, field
+from .. import logs
 
-log = logging.getLogger("memlane.fabric")
+log = logs.get("memlane.fabric")
 
 DOMAINS = ("notes", "knowledge", "transcripts", "code")
 

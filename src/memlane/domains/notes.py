@@ -4,10 +4,9 @@ candidates here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .base import Recalled
 
+TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:  # the facade hands itself in; this room never imports it at run time
     from ..memory import Memory
 

@@ -7,13 +7,16 @@ asymmetric models (e5: "query: " / "passage: " prefixes) need to know which is w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Sequence
+from collections.abc import Sequence
 
 from ..errors import EmbedderUnavailable  # re-exported: the registry raises it
 from ..guards.sanitize import whole_characters
 from ..records import dataclass
 
+TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:  # numpy is an optional dependency; never import it at module load
+    from typing import ClassVar
+
     import numpy as np
 
 

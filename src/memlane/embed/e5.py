@@ -8,7 +8,7 @@ a small C engine loaded with ctypes: no torch, no download at run time. It adds 
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from .base import Embedder
 

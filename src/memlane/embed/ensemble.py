@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import _onnx_encoder as encoder
 from .base import Embedder, QueryLine

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import Sequence
+from collections.abc import Sequence
 
 from .base import Embedder
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import _onnx_encoder as encoder
 from .base import Embedder

@@ -22,7 +22,7 @@ import csv
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..errors import EvalError
 from ..index.unit import Unit, unit_from_note

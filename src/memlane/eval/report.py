@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = ["default_columns", "format_gate", "format_must_not", "format_report", "format_table", "to_json"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..config import Config, RetrieveConfig, cache_home
 from ..modes import Fusion

@@ -15,7 +15,7 @@ from __future__ import annotations
 import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..config import Bracket, Config
 from ..index.text import estimate_tokens

@@ -7,18 +7,18 @@ means screening again: it never decides anything itself."""
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import os
 import sqlite3
 import threading
 from functools import cache
-from typing import Callable
+from collections.abc import Callable
 
 from ..deferred import later
 from ..index.connection import keep_private
+from .. import logs
+from ..digest import sha256
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 
 #: verdicts kept per file; past it the oldest half goes
 MAX_ROWS = 20_000
@@ -35,7 +35,7 @@ def rules_version() -> str | None:
     from pathlib import Path
 
     here = Path(__file__).parent
-    digest = hashlib.sha256(f"{sys.version}\0{unicodedata.unidata_version}".encode())
+    digest = sha256(f"{sys.version}\0{unicodedata.unidata_version}".encode())
     try:
         for name in ("injection.py", "sanitize.py", "exits.py", "secrets.py"):
             digest.update((here / name).read_bytes())
@@ -45,7 +45,7 @@ def rules_version() -> str | None:
 
 
 def key_of(text: str) -> str:
-    return hashlib.sha256(f"{rules_version()}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256(f"{rules_version()}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Verdicts:

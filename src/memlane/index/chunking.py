@@ -9,11 +9,11 @@ Strategies (chosen by measurement, see docs/how-recall-works.md, "Long notes"):
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from ..config import ChunkStrategy
 from .unit import Unit
+from ..digest import sha256
 
 __all__ = ["ChunkStrategy", "body_windows", "chunk_texts", "text_hash"]
 
@@ -68,4 +68,4 @@ def chunk_texts(unit: Unit, strategy: ChunkStrategy | str, *, max_chars: int = 2
 
 
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]

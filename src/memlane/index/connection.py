@@ -17,17 +17,17 @@ Corrupt copies are kept for inspection, the newest ``KEEP_CORRUPT`` only.
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 import stat
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import IndexRefused
+from .. import logs
 
-log = logging.getLogger("memlane.index")
+log = logs.get("memlane.index")
 
 APPLICATION_ID = 0x4D4C4E31  # "MLN1" in the SQLite header: this file is a memlane index
 MARKER_SUFFIX = ".memlane"

@@ -5,7 +5,7 @@ units' links) and read by recall's hot path (cached until the index changes)."""
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from .storage import GraphData
 

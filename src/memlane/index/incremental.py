@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..guards.privacy import excluded_with_target
 from ..records import dataclass, field

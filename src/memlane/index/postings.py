@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 from .schema import FTS_COLUMNS, FTS_TOKENIZE
 

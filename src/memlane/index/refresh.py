@@ -15,12 +15,10 @@ it the function that rebuilds the graph of a store after its units changed.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import sqlite3
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..config import Config
 from ..records import asdict, dataclass, field
@@ -34,8 +32,10 @@ from .sqlite import SQLiteIndex
 from .storage import SyncReport
 from .unit import unit_from_note
 from .vectors import embed_pending
+from .. import logs
+from ..digest import sha256
 
-log = logging.getLogger("memlane.index")
+log = logs.get("memlane.index")
 
 Progress = Callable[[str, int, int], None]
 #: (store, whether its units changed, (before, after) link facts of the only units edited, the
@@ -114,7 +114,7 @@ class Refresher:
                     f"{self.graph_version}|"
                     f"{PARSER_VERSION}|{sorted(self.config.privacy.exclude)}|"
                     f"{sorted((str(s.path), s.scope) for s in self.specs)}")
-        return hashlib.sha256(settings.encode()).hexdigest()[:16]
+        return sha256(settings.encode()).hexdigest()[:16]
 
     def _meta(self, key: str) -> str | None:
         try:

@@ -12,11 +12,10 @@ of derived reads.
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from .connection import connect, open_healing, set_aside
 from .fulltext import FullText
@@ -26,8 +25,9 @@ from .storage import DerivedReads
 from .units import UnitRows
 from .usage_store import UsageStore
 from .vectors import VectorStore
+from .. import logs
 
-log = logging.getLogger("memlane.index")
+log = logs.get("memlane.index")
 
 BUSY_TIMEOUT_MS = 5000
 CHECK_WAIT_MS = 200  # an integrity check waits this long for another process's lock, then says so

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from ..records import dataclass, field
 from ..store.note import PARSER_VERSION, Note
+from ..digest import sha256
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Unit:
                 [self.name, self.title, self.description, self.keywords, self.body, self.scope, self.type, self.meta],
                 sort_keys=True, ensure_ascii=False, default=str,
             )
-            self.content_hash = hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+            self.content_hash = sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
     def fts_description(self) -> str:
         """The description, plus the ``MEMORY.md`` hook that paraphrases it (one more recall
@@ -79,7 +79,7 @@ def unit_from_note(note: Note) -> Unit:
         scope=note.scope,
         type=note.type,
         meta=meta,
-        content_hash=note.content_hash + ":" + hashlib.sha256(
+        content_hash=note.content_hash + ":" + sha256(
             json.dumps([note.title, note.index_hook, note.index_section, note.scope, PARSER_VERSION],
                        ensure_ascii=False).encode()
         ).hexdigest()[:16],

@@ -8,7 +8,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..config import ChunkStrategy
 from ..store.note import answer_keys

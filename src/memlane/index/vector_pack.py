@@ -18,7 +18,7 @@ blocks after embedding; a reader builds what is still missing in memory.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..records import dataclass
 

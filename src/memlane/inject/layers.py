@@ -17,9 +17,7 @@ Both return an :class:`Injection`: the text, and a report of every decision (for
 
 from __future__ import annotations
 
-import hashlib
 import os
-from typing import TYPE_CHECKING
 
 from ..config import Bracket, InjectConfig
 from ..deferred import later
@@ -35,7 +33,9 @@ from .briefing import briefing, path_triggered
 from .render import common_folder, folder_word, planned_depth, render, summary_line
 from .session import SessionState, prune_old_sessions, read_context
 from .transcript import read_transcript, window_for
+from ..digest import sha256
 
+TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:  # the facade hands itself in; this room never imports it at run time
     from ..memory import Memory
 
@@ -57,7 +57,7 @@ class Injection:
 
 
 def content_hash(item: Recalled) -> str:
-    return hashlib.sha256(f"{item.title}\n{item.description}\n{item.body}".encode("utf-8", "replace")).hexdigest()[:16]
+    return sha256(f"{item.title}\n{item.description}\n{item.body}".encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def choose_bracket(fill: float | None, config: InjectConfig) -> tuple[Bracket, str]:

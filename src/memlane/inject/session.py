@@ -12,7 +12,6 @@ repeated injection.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import time
@@ -21,8 +20,9 @@ from pathlib import Path
 from ..config import cache_home
 from ..modes import Depth
 from ..records import dataclass, field
+from .. import logs
 
-log = logging.getLogger("memlane.inject")
+log = logs.get("memlane.inject")
 
 KEEP_DAYS = 14  # session files older than this are removed when a new session starts
 

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import errno
 import json
-import logging
 import os
 import stat
 from pathlib import Path
 
 from ..domains.turns import extract_turn
 from ..records import dataclass, field
+from .. import logs
 
-log = logging.getLogger("memlane.inject")
+log = logs.get("memlane.inject")
 
 FIRST_READ = 256_000  # the answer is near the end of the transcript ...
 TAIL_BYTES = 2_000_000  # ... but a long session's last turns can hold large tool results

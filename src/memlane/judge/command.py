@@ -20,7 +20,6 @@ script.
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import signal
@@ -30,8 +29,9 @@ import tempfile
 import time
 
 from ..retrieve.recalled import shorten
+from .. import logs
 
-log = logging.getLogger("memlane.judge")
+log = logs.get("memlane.judge")
 
 MAX_STDERR_LOGGED = 500
 MAX_STDERR_KEPT = 64_000  # bytes of stderr kept (the rest is read and dropped)

@@ -10,21 +10,22 @@ request's own deadline). Each of the last four writes one log line saying why.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from collections import OrderedDict
 from contextlib import nullcontext
 
 from ..records import dataclass, field
-from typing import Callable, ContextManager
+from collections.abc import Callable
+from typing import ContextManager
 
 from ..config import JudgeConfig
 from .chat import api_key_from, ask_chat, chat_body
 from .command import JudgeFailed, run_command
+from .. import logs
 from .protocol import Candidate, Garbage, build_request, cache_key, parse_verdict, verdict_schema
 
-log = logging.getLogger("memlane.judge")
+log = logs.get("memlane.judge")
 
 CACHE_SIZE = 256
 MIN_TIME_S = 0.05  # less than this left before the request's deadline: not asked at all

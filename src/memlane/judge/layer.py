@@ -11,19 +11,18 @@ the verdict goes to the report (``--explain``) and, unless a dry run, to the hit
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING
-
 from ..modes import Depth
 from ..guards.exits import clean_data
 from ..retrieve.recalled import Recalled
 from .judge import Judge
 from .protocol import candidates_of
+from .. import logs
 
+TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:
     from ..memory import Memory
 
-log = logging.getLogger("memlane.judge")
+log = logs.get("memlane.judge")
 
 
 def judge_layer(judge: Judge, memory: Memory, *, query: str, prompt: str, turns: list[str],

@@ -12,24 +12,24 @@ because of it.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
-import logging
 import os
 import time
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..index.connection import keep_private, private_file
+from .. import logs
+from ..digest import sha256
 
-log = logging.getLogger("memlane.hitlog")
+log = logs.get("memlane.hitlog")
 
 MAX_BYTES = 5_000_000
 KEEP = 3
 
 
 def query_hash(query: str) -> str:
-    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class HitLog:

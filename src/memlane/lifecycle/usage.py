@@ -13,7 +13,6 @@ a feedback loop (popular notes recalled because they are popular). Without a ses
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import time
@@ -24,8 +23,9 @@ from .activation import DAY, base_level, recency_factor
 from .decay import Verdict, judge, potentiate
 from .hitlog import HitLog
 from ..records import dataclass
+from .. import logs
 
-log = logging.getLogger("memlane.lifecycle")
+log = logs.get("memlane.lifecycle")
 
 KEEP_RECENT = 16  # use times kept per note for ACT-R; older ones are approximated
 MASSED_SECONDS = 3600.0  # without a session id, uses closer than this count once

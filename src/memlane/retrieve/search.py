@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 
 from ..config import RetrieveConfig
 from ..modes import Fusion
@@ -11,8 +10,9 @@ from ..index.storage import Storage
 from ..index.text import query_terms
 from .fusion import Legs, calibrate_cosine, fuse_hybrid, fuse_rrf, min_max
 from ..records import dataclass, field
+from .. import logs
 
-log = logging.getLogger("memlane.retrieve")
+log = logs.get("memlane.retrieve")
 
 
 @dataclass

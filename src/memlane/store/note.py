@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -12,6 +11,7 @@ from .frontmatter import split_frontmatter
 from .links import Link, extract_links, link_key
 from ..records import asdict, dataclass, field, fields
 from .vocabulary import NOTE_KINDS, NOTE_TYPES  # noqa: F401 - NOTE_KINDS: its home before vocabulary.py
+from ..digest import sha256
 
 NOTE_STATUSES = ("active", "dormant", "archived")
 #: bump when a note's text is read into different fields: every cached parse is then dropped
@@ -160,7 +160,7 @@ def parse_note(text: str, *, path: Path, rel: str, scope: str, store: Path, mtim
         private=_is_private(_flag(f, meta, "private"), text[:len(text) - len(fm.body)], problems),
         kind=_as_text(f.get("kind")).lower() or None,
         links=extract_links(fm.body),
-        content_hash=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        content_hash=sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
         mtime=mtime,
         problems=problems,
     )

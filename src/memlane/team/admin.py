@@ -9,7 +9,6 @@ these commands run as the database owner (or a superuser): ``CREATE EXTENSION ve
 
 from __future__ import annotations
 
-import logging
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,8 +17,9 @@ from ..errors import TeamStoreError
 from .connect import connect
 from ..records import dataclass
 from .schema import GROUP_ROLE, hnsw_index_sql, migrate
+from .. import logs
 
-log = logging.getLogger("memlane.team")
+log = logs.get("memlane.team")
 
 
 def migrate_database(dsn: str) -> list[int]:

@@ -9,13 +9,13 @@ with the cause in the pool's log, so ``explain`` turns both into what happened a
 
 from __future__ import annotations
 
-import logging
 import struct
 from typing import Any
 
+from .. import logs
 from ..errors import TeamStoreError
 
-log = logging.getLogger("memlane.team")
+log = logs.get("memlane.team")
 
 CONNECT_TIMEOUT_S = 2  # libpq's floor
 STATEMENT_TIMEOUT_MS = 10_000  # whatever a statement does, it ends: an abandoned recall frees its connection
@@ -127,6 +127,8 @@ def make_pool(dsn: str, *, min_size: int = 1, max_size: int = 4, timeout: float 
     ``wait``: open the first connection now (a wrong DSN fails here, explained), else in the
     background (a daemon starts at once even when the database is down)."""
     require_driver()
+    import logging
+
     from psycopg_pool import ConnectionPool, PoolTimeout
 
     pool_log = logging.getLogger("psycopg.pool")

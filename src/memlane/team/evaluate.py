@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 
 @contextmanager

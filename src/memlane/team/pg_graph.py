@@ -6,7 +6,7 @@ usage row per note with its lifecycle state — the same answers as ``index/grap
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..index.storage import GraphData, LifecycleRow
 

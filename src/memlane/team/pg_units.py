@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..config import ChunkStrategy
 from ..index.chunking import chunk_texts, text_hash

@@ -16,19 +16,19 @@ turns as SQLite's ``BEGIN IMMEDIATE`` makes them, and a read-then-write stays on
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..index.storage import DerivedReads
 from .connect import display_dsn, make_pool
 from .pg_graph import GraphRows, UsageRows
 from .pg_search import FullTextSearch, VectorSearch
 from .pg_units import UnitRows
+from .. import logs
 
-log = logging.getLogger("memlane.team")
+log = logs.get("memlane.team")
 
 FTS_COLUMNS = ("name", "description", "keywords", "body")
 

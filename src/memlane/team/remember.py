@@ -6,14 +6,13 @@ Either way a lost race raises ``VersionConflict`` with both versions; nothing is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..errors import TeamStoreError, WriteError
 from ..store.links import link_key
 from ..store.write import Draft, render_note
 from ..write import consolidate
 from ..write.remember import NEIGHBOURS, QUERY_CHARS, draft_cosines
 
+TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:
     from ..memory import Memory
 

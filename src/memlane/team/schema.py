@@ -22,9 +22,10 @@ is older than this memlane (naming the command that migrates it) or newer (upgra
 from __future__ import annotations
 
 import hashlib
-import logging
 
-log = logging.getLogger("memlane.team")
+from .. import logs
+
+log = logs.get("memlane.team")
 
 MIGRATION_LOCK = 0x6D656D6C616E65  # b"memlane": advisory locks are per database
 GROUP_ROLE = "memlane_team"

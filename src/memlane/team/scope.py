@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import threading
 import time
 from pathlib import Path
@@ -35,8 +34,9 @@ from ..store.links import link_key
 from ..store.note import PARSER_VERSION
 from ..store.scopes import yields_to_narrower
 from .connect import display_dsn, explain, make_pool
+from .. import logs
 
-log = logging.getLogger("memlane.team")
+log = logs.get("memlane.team")
 
 #: how team notes become units; a change makes the next refresh rebuild the team's index
 UNITS_VERSION = f"{PARSER_VERSION}:1"

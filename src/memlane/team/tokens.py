@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..index.text import fts_text
 

@@ -44,18 +44,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import WriteError
 from ..store.memory_index import INDEX_FILE, parse_memory_index
 from ..store.scan import DEFAULT_MAX_BYTES, read_text, scan_folder
+from .. import logs
 from .notes import NoteWrite, TeamNotes, VersionConflict, note_hash, parse_text
 
-log = logging.getLogger("memlane.team")
+log = logs.get("memlane.team")
 
 BATCH = 200
 

@@ -13,14 +13,14 @@ its next fold.
 
 from __future__ import annotations
 
-import logging
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..lifecycle.hitlog import query_hash
 from ..lifecycle.usage import Usage
+from .. import logs
 
-log = logging.getLogger("memlane.team")
+log = logs.get("memlane.team")
 
 
 class TeamHitLog:

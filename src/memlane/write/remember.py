@@ -11,7 +11,6 @@ Claude Code's loader and memlane see the same notes. Nothing is ever deleted.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import consolidate
 from ..config import lies_within
@@ -19,6 +18,7 @@ from ..store.links import link_key
 from ..store.memory_index import INDEX_FILE, LOADED_MAX_BYTES, LOADED_MAX_LINES, loaded_lines, parse_memory_index
 from ..store.write import Draft, WriteError, rewrite_note, write_new_note
 
+TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:
     from ..memory import Memory
 

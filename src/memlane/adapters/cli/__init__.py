@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 
-from ... import __version__
+from ... import __version__, logs
 from ...errors import MemlaneError, exit_code
 from . import agents, evaluate, notes, recall, setup, team, writing
 
@@ -93,15 +93,13 @@ def _stderr_logging(*, verbose: bool) -> None:
 
 
 def _no_hook_log() -> None:
-    """Undo what an earlier hook or daemon in this process left on the ``memlane`` logger (its
-    ``hook.log`` handler, INFO level, ``propagate = False``): else every later command's lines go
-    to that file — one in a cache folder that may be gone by now — and never reach stderr."""
-    ours = logging.getLogger("memlane")
-    for old in [h for h in ours.handlers if getattr(h, "memlane_hook_log", False)]:
-        ours.removeHandler(old)
+    """Undo what an earlier hook or daemon in this process left (memlane's lines sent to its
+    ``hook.log``): else every later command's lines go to that file — one in a cache folder that
+    may be gone by now — and never reach stderr."""
+    old = logs.sink()
+    if old is not None:
+        logs.send_to(None)
         old.close()
-    ours.setLevel(logging.NOTSET)
-    ours.propagate = True
 
 
 def every_line() -> None:

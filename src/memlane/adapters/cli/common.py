@@ -13,11 +13,10 @@ import json
 import sys
 from pathlib import Path
 
-from typing import TYPE_CHECKING
-
 from ...errors import UsageError
 from ..progress import ProgressBar
 
+TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:  # the library is imported when a command opens it: `memlane recall` through the daemon never does
     from ...memory import Memory
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from typing import TYPE_CHECKING
-
 from ..progress import ProgressBar
 from .common import command, emit, notice, open_memory
 
+TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:
     from ...memory import Memory
 

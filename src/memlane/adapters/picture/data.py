@@ -11,7 +11,6 @@ redaction pass runs over every exported field, whatever a format later makes of 
 
 from __future__ import annotations
 
-import logging
 import re
 import sqlite3
 import time
@@ -21,8 +20,9 @@ from ...guards import redact
 from ...guards.secrets import redact_data
 from ...lifecycle.usage import state_of
 from ...store.vocabulary import NOTE_TYPES
+from ... import logs
 
-log = logging.getLogger("memlane.picture")
+log = logs.get("memlane.picture")
 
 BODY_CHARS = 20_000  # a longer body is cut in the page (the file holds the rest)
 HUB_LABELS = 25  # at most this many hubs are named on the picture

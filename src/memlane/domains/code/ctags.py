@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 import shutil
 import subprocess
@@ -12,9 +11,10 @@ from pathlib import Path
 
 from .regex import block_end, CONTAINERS, find_calls, leading_comment, nest
 from .symbols import Parsed, Symbol
+from ... import logs
 
 
-log = logging.getLogger("memlane.domains.code")
+log = logs.get("memlane.domains.code")
 
 
 # ---------------------------------------------------------------- other languages: ctags

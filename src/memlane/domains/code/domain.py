@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-import logging
 import os
 import sqlite3
 import stat
@@ -22,9 +21,10 @@ from .python import parse_python, python_module_name
 from .regex import parse_regex
 from .symbols import Parsed, Symbol
 from .words import code_query_terms, _DOTTED, searchable_words, split_identifier
+from ... import logs
 
 
-log = logging.getLogger("memlane.domains.code")
+log = logs.get("memlane.domains.code")
 
 
 SCHEMA_VERSION = "1"
