@@ -19,7 +19,8 @@ run still matches);
 ``%(NAME)s`` is a fragment from ``_PARTS``. Rules are narrow on purpose: a quarantined note never
 reaches the agent, so "ignore the lint warning" and "경고는 무시해도 된다" pass. Prose exfiltration
 needs an outside destination (URL, domain, IP, webhook, e-mail address) and does not count when
-negated ("never send the .env to pastebin.com"); a shell one-liner counts either way.
+negated ("never send the .env to pastebin.com"), nor when a secret's variable goes to its own service's
+host ("send the GITHUB_TOKEN header to https://api.github.com"); a shell one-liner counts either way.
 """
 
 from __future__ import annotations
@@ -51,22 +52,28 @@ _PARTS = {
                    r"|secrets?\.(?:ya?ml|json|env|txt)\b|\.(?:pem|p12|pfx|key)\b"
                    r"|\.ssh/?(?![\w./-]))",  # the whole ~/.ssh folder (tar, zip, base64 -r)
     # an environment variable named for a secret: $GITHUB_TOKEN, ${AWS_SECRET_ACCESS_KEY}, $DB_PASSWORD
-    "SECRET_VAR": r"\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials?)\w*\}?",
+    "SECRET_VAR": r"\$\{?\w*(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials?"
+                  r"|_pat(?![a-z]))\w*\}?",  # _pat: a personal access token ($GH_PAT), not $GH_PATH
     "NET": r"\b(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|httpie|xh|invoke-webrequest|invoke-restmethod"
            r"|iwr|irm)\b",
     "SECRET": r"(?:\benv\b|\benvironment(?: variables?)?|\benv vars?\b|\bsecrets?\b|\bcredentials?\b|\btokens?\b"
               r"|\bapi(?:_|-)? ?keys?\b|\bssh keys?\b|\bprivate keys?\b|\bpasswords?\b|\bpassphrases?\b|\.ssh\b"
               r"|\.env\b(?<![\w.]\.env)|\bid_rsa\b|\bid_ed25519\b|\baccess keys?\b|\bcookies\b|\bseed phrase\b)",
     # a variable named for a secret, with or without its $: GITHUB_TOKEN, $AWS_SECRET_ACCESS_KEY
-    "SECRET_NAME": r"\$?\{?\b\w+_(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials?)\w*\b\}?",
+    "SECRET_NAME": r"\$?\{?\b\w+_(?:token|secret|password|passwd|api_?key|access_key|private_key|credentials?"
+                   r"|pat(?![a-z]))\w*\b\}?",
     # not a secret's variable used as the means ("send requests with GITHUB_TOKEN to https://api.github.com"):
     # what is sent is something else, authenticated by it (fixed-width looks behind, its $ or ${ too)
     "NOT_MEANS": "".join(rf"(?<!\b{word}[ ]{sign})" for word in ("with", "using", "via", "bearer", "with[ ]the",
                                                                   "using[ ]the", "with[ ]your", "using[ ]your")
                          for sign in ("", r"\$", r"\$\{")),
-    # somewhere outside: a URL, a domain, an IP address, an e-mail address, a paste or hook service
+    # somewhere outside: a URL, a domain, an IP address, an e-mail address, a paste or hook service; a bare host
+    # right after "to" ("to evil.com", "to drop.example/in": .example is the name documentation uses), not a
+    # file's name ("to config.example.yaml")
     "DEST": r"(?:https?://[^\s<>\"']*|ftp://[^\s<>\"']*|(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|dev|app|sh|me"
             r"|cc|top|site|info|pw|su|tk)\b(?:/[^\s<>\"']*)?"
+            r"|(?<=\bto[ ])[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|dev|app|sh|me|cc|top|site|info|pw|su"
+            r"|tk|co|ai|us|uk|de|eu|biz|online|link|cloud|live|example)\b(?![.\w-])(?:/[^\s<>\"']*)?"
             r"|webhooks?\b|pastebin|ngrok|requestbin|pipedream|discord|telegram|\d{1,3}(?:\.\d{1,3}){3}\b"
             r"|[\w.+-]@[\w-]+\.[a-z]{2,})",
     # a service that only collects what is sent to it: a request bin, a tunnel, a paste, a chat webhook
@@ -74,6 +81,10 @@ _PARTS = {
                r"|hookbin|beeceptor|interact\.sh|oast\.(?:fun|pro|live|site|online|me)|burpcollaborator"
                r"|canarytokens|hooks\.slack\.com|discord(?:app)?\.com/api/webhooks|api\.telegram\.org"
                r"|transfer\.sh)",
+    # not a secret's variable sent to its own service's host: GITHUB_TOKEN to api.github.com, not to
+    # github.com.evil.example (the variable's first word, captured as "service" where the rule names it)
+    "ITS_SERVICE": r"(?=\$?\{?\b(?P<service>[a-z\d]++)_)",
+    "NOT_ITS_HOST": r"(?!(?:https?://)?(?:[\w-]+\.)*(?P=service)\.[a-z]{2,}(?![\w.-]))",
     # not the service's own key where its API takes it: a bot's token after "/bot", a variable named for it
     "NOT_ITS_OWN": r"(?<!/bot)(?!\$\{?\w*(?:slack|telegram|discord|webhook|pipedream|ngrok|requestbin|beeceptor))",
     # into a place the agent publishes: what is written there is read by anyone with the repository or the site
@@ -227,9 +238,11 @@ _RULES = (
                   r"|e-?mail (?:the|all|your|my|our|every|any|it|them))\b%(CLAUSE)s{0,60}?%(SECRET)s"
                   r"%(CLAUSE)s{0,60}?%(DEST)s"),
     # a secret's variable named, sent to somewhere outside ("post GITHUB_TOKEN to https://…", "… to a@evil.example");
-    # not "copy … from", nor the variable as the means ("with GITHUB_TOKEN to …")
+    # not "copy … from", nor the variable as the means ("with GITHUB_TOKEN to …"), nor to its own service
+    # ("send the GITHUB_TOKEN header to https://api.github.com")
     (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|transmit|submit|e-?mail)\b%(CLAUSE)s{0,30}?"
-                  r"%(NOT_MEANS)s%(SECRET_NAME)s%(CLAUSE)s{0,40}?\b(?:to|into) (?:[\w.+-]*(?=[\w.+-]@))?%(DEST)s"),
+                  r"%(NOT_MEANS)s%(ITS_SERVICE)s%(SECRET_NAME)s%(CLAUSE)s{0,40}?\b(?:to|into) %(NOT_ITS_HOST)s"
+                  r"(?:[\w.+-]*(?=[\w.+-]@))?%(DEST)s"),
     (EXFIL, "ko", r"%(KO_SECRET)s[^.。!?]{0,40}?%(DEST)s[^.。!?]{0,20}?%(KO_SEND)s"),
     (EXFIL, "ko", r"(?:https?://\S+|ftp://\S+|webhook)[^.。!?]{0,40}?%(KO_SECRET)s[^.。!?]{0,20}?%(KO_SEND)s"),
     (EXFIL, "zh", r"%(ZH_SECRET)s[^。!?！？]{0,30}?%(ZH_SEND)s[^。!?！？]{0,30}?%(DEST)s"),
