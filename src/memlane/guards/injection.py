@@ -92,6 +92,7 @@ _PARTS = {
               r" (?:(?:the |an? )?(?:readme|changelog|footer|commit message|pr (?:description|body)|pull request"
               r"(?: description| body)?|issue (?:body|comment)|gist|public (?:page|site|repo(?:sitory)?)"
               r"|html comment|alt text|landing page|release notes)\b|readme\.md)",
+    "KEPT": r"(?:to yourself|between (?:us|you and me)|under wraps|off the record)\b",
     "KO_EARLIER": r"(?:이전|예전|앞|위|지금까지|처음|기존의 모든|모든|시스템|개발자|너의|당신의|네)",
     "KO_ORDERS": r"(?:지시|지침|명령|규칙|프롬프트|안내|제약|가이드라인|룰|지시문|시스템 메시지)",
     "KO_DROP": r"(?:무시(?! ?(?:되|된|됨|됩|당|하지 ?(?:마|말|않)|해서는 ?안|하면 ?안))|잊(?:어|고|으|을|는)"
@@ -255,8 +256,10 @@ _RULES = (
     (COVERT, "en", r"(?:secretly|silently|covertly|stealthily|quietly) (?:go |also |then |just )?%(ACTION)s"),
     (COVERT, "en", r"(?:hide|conceal|keep) (?:this|it|that|these|the \w+|your \w+)(?: a)?(?: secret| hidden)?"
                    r" from %(WHO)s(?!'s)|behind (?:the )?user's back"),
-    (COVERT, "en", r"keep (?:this|it|that|these)(?: \w+)? (?:to yourself|between (?:us|you and me)|under wraps"
-                   r"|off the record)\b"),
+    (COVERT, "en", r"keep (?:this|that|these)(?: \w+)? %(KEPT)s"),
+    # ... a bare "it" only after what the sentence has the agent do ("push to main and keep it between us"):
+    # alone it is a phrase of people talking ("keep it between you and me")
+    (COVERT, "en", r"%(ACTION)s[^.!?]{0,60}?\bkeep it %(KEPT)s"),
     (COVERT, "ko", r"사용자(?:에게|한테|께)[^.。!?]{0,12}?(?:알리지|알려 ?주지|보고하지) ?(?:말|마|않)"
                    r"|사용자(?:에게|한테|께)(?:는)? ?(?:말하지|얘기하지|이야기하지) ?(?:말|마|않)"
                    r"|사용자 ?(?:몰래|모르게)|사용자가 모르게"),
@@ -371,7 +374,8 @@ def _gate_of(index: int) -> list[str] | None:
 #: naming it is tried only on a reading that holds one, as its heads gate it — the rules on places the
 #: agent publishes are slow on a long sentence of encodings and secrets, and most notes name no such place
 _NEEDS = {"PUBLIC": ("readme", "changelog", "footer", "commit", "pr", "pull", "issue", "gist", "public", "html",
-                     "alt", "landing", "release")}
+                     "alt", "landing", "release"),
+          "KEPT": ("yourself", "between", "wraps", "record")}  # the rule on a bare "it" opens on any action
 
 
 @cache
