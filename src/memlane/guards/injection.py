@@ -20,7 +20,7 @@ run still matches);
 reaches the agent, so "ignore the lint warning" and "경고는 무시해도 된다" pass. Prose exfiltration
 needs an outside destination (URL, domain, IP, webhook, e-mail address) and does not count when
 negated ("never send the .env to pastebin.com"), nor when a secret's variable goes to its own service's
-host ("send the GITHUB_TOKEN header to https://api.github.com"); a shell one-liner counts either way.
+host as a header ("send the GITHUB_TOKEN header to https://api.github.com"); a shell one-liner counts either way.
 """
 
 from __future__ import annotations
@@ -81,9 +81,11 @@ _PARTS = {
                r"|hookbin|beeceptor|interact\.sh|oast\.(?:fun|pro|live|site|online|me)|burpcollaborator"
                r"|canarytokens|hooks\.slack\.com|discord(?:app)?\.com/api/webhooks|api\.telegram\.org"
                r"|transfer\.sh)",
-    # not a secret's variable sent to its own service's host: GITHUB_TOKEN to api.github.com, not to
-    # github.com.evil.example (the variable's first word, captured as "service" where the rule names it)
-    "ITS_SERVICE": r"(?=\$?\{?\b(?P<service>[a-z\d]++)_)",
+    # not a secret's variable sent as a header to its own service's host ("the GITHUB_TOKEN header to
+    # https://api.github.com": the means of a request to it), not to github.com.evil.example; the variable itself
+    # sent there is still sent (a public gist, an issue's comment, a chat webhook: "post $GITHUB_TOKEN to
+    # https://gist.github.com"). The variable's first word is captured as "service" only before " header".
+    "ITS_SERVICE": r"(?=(?:\$?\{?\b(?P<service>[a-z\d]++)_\w*\}?[ ]headers?\b)?)",
     "NOT_ITS_HOST": r"(?!(?:https?://)?(?:[\w-]+\.)*(?P=service)\.[a-z]{2,}(?![\w.-]))",
     # not the service's own key where its API takes it: a bot's token after "/bot", a variable named for it
     "NOT_ITS_OWN": r"(?<!/bot)(?!\$\{?\w*(?:slack|telegram|discord|webhook|pipedream|ngrok|requestbin|beeceptor))",
