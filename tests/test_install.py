@@ -40,6 +40,15 @@ def read(path):
     return json.loads(path.read_text())
 
 
+def test_claude_session_start_runs_for_every_source_claude_code_sends(repo):
+    # Claude Code reads a matcher of letters and '|' as an exact list; a source missing from it runs
+    # no hook at all: a forked session ("fork", Claude Code 2.1.214 on) started without memory
+    assert cli(["install", "claude"]) == 0
+    start = read(repo / ".claude" / "settings.local.json")["hooks"]["SessionStart"][0]
+    listed = start["matcher"].split("|")
+    assert [s for s in ("startup", "resume", "clear", "compact", "fork") if s not in listed] == []
+
+
 def test_install_merges_with_existing_hooks_and_is_idempotent(repo, capsys):
     settings = repo / ".claude" / "settings.local.json"
     settings.parent.mkdir()
@@ -51,7 +60,7 @@ def test_install_merges_with_existing_hooks_and_is_idempotent(repo, capsys):
     ours = ups[1]["hooks"][0]
     assert ours["command"].endswith("hook user-prompt-submit") and ours["timeout"] == 10  # seconds
     start = data["hooks"]["SessionStart"][0]
-    assert start["matcher"] == "startup|resume|clear|compact" and start["hooks"][0]["command"].endswith("hook session-start")
+    assert start["matcher"] == "startup|resume|clear|compact|fork" and start["hooks"][0]["command"].endswith("hook session-start")
     assert data["hooks"]["PreToolUse"] == OTHER["hooks"]["PreToolUse"] and data["permissions"] == OTHER["permissions"]
     before = settings.read_text()
     assert cli(["install", "claude"]) == 0 and "nothing to change" in capsys.readouterr().out

@@ -17,6 +17,7 @@ AGENT = Agent(
     name="claude", label="Claude Code", settings_folder=".claude", settings_file="settings.json",
     local_settings_file="settings.local.json",
     prompt_event="UserPromptSubmit", session_event="SessionStart", timeout=10,
-    session_matcher="startup|resume|clear|compact", statusline=True, posix_shell=True,
+    # every source Claude Code starts a session with: "fork" (a forked session) since 2.1.214, "resume" before
+    session_matcher="startup|resume|clear|compact|fork", statusline=True, posix_shell=True,
     install_note="UserPromptSubmit and SessionStart; open /hooks in Claude Code to check",
     read_transcript=_read)
