@@ -324,6 +324,35 @@ def test_statusline_side_file_sets_the_bracket(hook_env):
     assert report["bracket"] == "depleted" and report["fill_source"] == "statusline"
 
 
+@pytest.mark.parametrize("used, shown, bracket", [
+    (float("nan"), None, "moderate"), (float("inf"), None, "moderate"), (True, None, "moderate"),
+    (1e308, "100%", "depleted"), (-40, "0%", "fresh")])
+def test_statusline_reads_a_percentage_out_of_range_as_what_it_can_be(hook_env, used, shown, bracket):
+    # NaN, infinity or true is no fill (the configured default bracket), not "nan% of context used"
+    # and a depleted context; a number past either end is held to 0-100
+    status = {"session_id": "s6", "context_window": {"context_window_size": 200_000, "used_percentage": used}}
+    proc = subprocess.run([sys.executable, "-m", "memlane.adapters.cli", "statusline"], input=json.dumps(status),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout == (f"memlane · {shown} of context used\n" if shown else "memlane\n")
+    report = json.loads(run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "ci cache rebase", session="s6"),
+                                 "--explain").stdout.split("\n\n", 1)[0])
+    assert report["bracket"] == bracket
+
+
+def test_a_side_file_an_older_statusline_wrote_with_nan_is_no_fill(hook_env):
+    import time
+
+    from memlane.inject.session import context_file, read_context
+
+    path = context_file("s7")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'{{"used_percentage": NaN, "window": 200000, "t": {time.time()}}}', encoding="utf-8")
+    assert read_context("s7", max_age_s=60) == (None, 200_000)
+    path.write_text(f'{{"used_percentage": 250, "window": 200000, "t": {time.time()}}}', encoding="utf-8")
+    assert read_context("s7", max_age_s=60) == (1.0, 200_000)
+
+
 def test_gemini_names_the_prompt_event_before_agent(hook_env):
     proc = run_hook(hook_env, "user-prompt-submit", prompt_payload(hook_env, "why is the CI cache stale after a rebase?"),
                     "--agent", "gemini")

@@ -280,17 +280,16 @@ def memory_off(event: str, payload: dict | None, agent: str, exc: BaseException)
 
 def run_statusline(stdin=None, stdout=None) -> int:
     """Record ``context_window`` for the hooks; print ``memlane · 23% of context used``."""
-    from ..inject.session import write_context
+    from ..inject.session import context_percentage, write_context
 
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     try:
         payload = json.loads(stdin.read() or "{}")
         window = payload.get("context_window") if isinstance(payload, dict) else None
         if isinstance(window, dict) and payload.get("session_id"):
-            used = window.get("used_percentage")
+            used = context_percentage(window.get("used_percentage"))
             write_context(str(payload["session_id"]), used, window.get("context_window_size"))
-            stdout.write(f"memlane · {used:.0f}% of context used\n" if isinstance(used, (int, float))
-                         else "memlane\n")
+            stdout.write(f"memlane · {used:.0f}% of context used\n" if used is not None else "memlane\n")
         else:
             stdout.write("memlane\n")
     except Exception as exc:  # noqa: BLE001 - a status line must always print something

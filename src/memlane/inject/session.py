@@ -12,6 +12,7 @@ repeated injection.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -141,8 +142,17 @@ def context_file(session_id: str) -> Path:
     return sessions_dir() / f"{_safe(session_id)}.context"
 
 
+def context_percentage(value) -> float | None:
+    """``used_percentage`` as a share the brackets can use: a finite number, held to 0–100;
+    None for anything else (null early in a session, a string, true, NaN, infinity)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return None
+    return min(max(float(value), 0.0), 100.0)
+
+
 def write_context(session_id: str, used_percentage: float | None, window: int | None) -> None:
     """What ``memlane statusline`` records for the hooks: the fill Claude Code reported."""
+    used_percentage = context_percentage(used_percentage)
     path = context_file(session_id)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -160,5 +170,6 @@ def read_context(session_id: str, *, max_age_s: float) -> tuple[float | None, in
     if not isinstance(data, dict) or time.time() - float(data.get("t") or 0) > max_age_s:
         return None, None
     used, window = data.get("used_percentage"), data.get("window")
-    fill = float(used) / 100 if isinstance(used, (int, float)) and not isinstance(used, bool) else None
+    used = context_percentage(used)
+    fill = used / 100 if used is not None else None
     return fill, int(window) if isinstance(window, int) and window > 0 else None
