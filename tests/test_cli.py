@@ -87,6 +87,16 @@ def test_index_json_report(capsys, store, embedder):
     assert json.loads(out)["unchanged"] == N_STORE  # same store, same default index: incremental
 
 
+def test_index_names_each_skipped_file_once(capsys, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ok.md").write_text("---\nname: ok\ndescription: a note\ntype: project\n---\nbody\n", encoding="utf-8")
+    (notes / "blob.md").write_bytes(b"---\nname: blob\n---\n\x00\x01")
+    code, out, err = run(capsys, "index", "--store", str(notes), "--embedder", "none")
+    assert code == 0 and (out + err).count("blob.md") == 1, out + err
+    assert f"skipped {notes / 'blob.md'}: binary file" in out  # in the report, which 2>/dev/null keeps
+
+
 def test_recall_json_rank_order_and_absolute_paths(capsys, store, embedder):
     code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", embedder, "--json", PROMPT)
     data = json.loads(out)

@@ -63,13 +63,24 @@ def cmd_init(args) -> int:
     return 0
 
 
+def _skip_lines_unlogged(record) -> bool:
+    """The index's "skipped FILE: why" warnings, which ``memlane index`` lists in its own report:
+    left out of stderr, so that each skipped file is said once."""
+    return record.msg != "skipped %s: %s"
+
+
 def cmd_index(args) -> int:
+    import logging
+
     memory = open_memory(args)
     bar = ProgressBar()
+    index_log = logging.getLogger("memlane.index")
+    index_log.addFilter(_skip_lines_unlogged)
     try:
         report = memory.refresh(embed=not args.no_embed, progress=bar, force=True)
         memory.settle_graph()  # hubs, clusters and constellations a large store's link edit left to settle
     finally:
+        index_log.removeFilter(_skip_lines_unlogged)
         bar.close()
     notice(memory)
     text = (f"{report['notes']} notes: {report['added']} added, {report['updated']} updated, "
