@@ -66,6 +66,7 @@ def test_notes_outside_the_store_are_never_read(linked_store, tmp_path, sealed_e
     assert [r["name"] for r in found] == ["project_deploy"]
     reasons = {Path(s["path"]).name: s["reason"] for s in report["skipped"]}
     assert reasons == {"project_creds.md": OUTSIDE, "more": OUTSIDE}
+    assert "file" not in reasons["more"]  # "more" links to a folder: the reason must not call it a file
     assert stats["links_outside"] == 2
 
 

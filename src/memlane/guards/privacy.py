@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..records import dataclass
 
-OUTSIDE = "a symlink to a file outside its folder: not read"
+OUTSIDE = "a symlink that leads out of its folder: not read"  # to a file or a folder
 
 
 def excluded_by(patterns: list[str] | tuple[str, ...], path: Path, rel: str) -> str | None:
