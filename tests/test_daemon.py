@@ -256,6 +256,28 @@ def test_an_unsafe_socket_directory_is_said_in_the_log_and_by_doctor(setup, seal
     assert check_socket_folder() == []
 
 
+@pytest.mark.parametrize("why", ["unsafe folder", "refused"])
+def test_with_no_daemon_to_come_the_client_reads_the_notes_again(setup, why):
+    """A socket folder that is not private means no daemon, ever, and a daemon that refused the
+    command is not started again for ten minutes: the client's own answers must follow the notes
+    as they are now, not the index as the first prompt left it."""
+    folder = hookclient.private_dir(create=True)
+    if why == "refused":
+        hookclient.remember_refusal(setup["key"], [str(setup["store"])])
+        assert hookclient.daemon_refused(setup["key"], [str(setup["store"])])
+    else:
+        os.chmod(folder, 0o755)
+    try:
+        assert "feedback_ci_cache" in client(setup, payload(setup, session="a")).stdout  # the index is built
+        write_note(setup["store"], "project_ficus.md", "---\nname: project_ficus\ndescription: watering the "
+                   "office ficus plant\ntype: project\n---\nOnce a week, never more.\n")
+        (setup["store"] / "feedback_ci_cache.md").unlink()
+        assert "project_ficus.md" in client(setup, payload(setup, "b", "how often do I water the ficus plant?")).stdout
+        assert "feedback_ci_cache" not in client(setup, payload(setup, session="c")).stdout  # deleted: gone
+    finally:
+        os.chmod(folder, 0o700)
+
+
 def _ask_as(uid: int, folder: str, name: str, request: bytes) -> bytes | str:
     """Fork, drop to ``uid``, send ``request`` to the daemon's socket ``folder/name`` (reached by
     a relative path from inside the folder, so the test can open every door but the daemon's

@@ -289,12 +289,14 @@ def _main(argv: list[str] | None) -> int:
         return 0  # an agent memlane does not know: nothing to say, never a blocked prompt
     root = project_root(agent.root_from_payload(raw))  # most agents run hooks in the project folder
     key = daemon_key(root, args["stores"], args["embedder"], args["index"])
+    refused = False
     if not args["no_daemon"]:
         answer = ask_daemon(socket_path(key), f"{args['event']} {args['agent']}", raw)
         if answer is not None:
             sys.stdout.write(answer)
             return 0
-        if not daemon_refused(key, args["stores"]):  # refused as it is now: it would exit at once again
+        refused = daemon_refused(key, args["stores"])  # refused as it is now: it would exit at once again
+        if not refused:
             start_daemon(key, root, args["stores"], args["embedder"], args["index"])
     # no daemon (yet): answer in this process, keyword-only — no model to load
     import io
@@ -302,9 +304,12 @@ def _main(argv: list[str] | None) -> int:
     from .hook import run_hook
 
     unsafe = None if args["no_daemon"] or private_dir(create=False) is not None else runtime_dir()
+    # while a daemon starts, the index as it is (the daemon brings it up to date); when none will
+    # come — its folder is not private, or it refused this command — the notes are read again here,
+    # else a note added, edited or deleted since would never reach (or leave) the agent
     return run_hook(args["event"], stores=args["stores"] or None, embedder="none",
-                    index=args["index"], stdin=io.StringIO(raw), refresh=False, agent=args["agent"],
-                    unsafe_socket_folder=unsafe, wanted_embedder=args["embedder"], root=root)
+                    index=args["index"], stdin=io.StringIO(raw), refresh=bool(unsafe) or refused,
+                    agent=args["agent"], unsafe_socket_folder=unsafe, wanted_embedder=args["embedder"], root=root)
 
 
 if __name__ == "__main__":  # pragma: no cover
