@@ -131,6 +131,12 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
     for agent, where in hooks.items():
         for scope, path in where.items():
             for command in memlane_commands(Path(path)):
+                if _more_than_one_command(command):
+                    problems.append(Problem(f"the {agent} hooks run more than memlane: `{command}`", path,
+                                            "read what else that command runs before an agent starts here; "
+                                            f"`memlane install {agent}{flags[scope]}` puts memlane's own command "
+                                            "in its place"))
+                    break
                 program = _program(command)
                 if program is None or _runs(program):
                     continue
@@ -226,6 +232,19 @@ def recent_hook_failures(hours: float = 24.0, limit: int = 3) -> list[str]:
 
 
 _ANSWERED = re.compile(r" memlane: hook [\w-]+: session .*, \d+ chars in \d+ ms$")
+
+
+def _more_than_one_command(command: str) -> bool:
+    """Whether a hook command that runs memlane holds more shell than the one command memlane
+    writes: a list (``;``, ``&&``, ``|``), a redirection, a subshell or a command substitution —
+    a cloned repository's committed settings can append one to memlane's."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return True
+    return any(word and set(word) <= set("();<>|&") or "`" in word for word in words)
 
 
 def _program(command: str) -> str | None:
