@@ -648,6 +648,24 @@ def test_a_hook_whose_cache_folder_vanishes_still_answers_silently(sealed_env, t
     assert capsys.readouterr().err == ""
 
 
+def test_two_session_ids_never_share_a_state_file():
+    """An id that is a file name already (Claude Code's UUIDs) is the file's name; any other is
+    cleaned and followed by its digest: "a/b" and "a_b", or two long ids alike in their first 120
+    characters, no longer share what each session was shown."""
+    from memlane.inject.session import SessionState
+
+    uuid_id = "3f1c9a2e-7b4d-4e8a-9c1f-2d6b8e0a4c7d"
+    assert SessionState.load(uuid_id).path.name == f"{uuid_id}.json"
+    ids = ["a/b", "a_b", "a b", "x" * 130 + "1", "x" * 130 + "2", "../../etc", ".hidden", ""]
+    names = [SessionState.load(i).path.name for i in ids]
+    assert len(set(names)) == len(ids), names
+    assert all("/" not in n and not n.startswith(".") for n in names)
+    first = SessionState.load("a/b")
+    first.injected = {"u1": ["h", 1.0, "full"]}
+    first.save()
+    assert SessionState.load("a_b").injected == {} and SessionState.load("a/b").injected == first.injected
+
+
 def test_session_state_is_replaced_whole_the_users_alone_and_leaves_nothing_on_failure(monkeypatch):
     from memlane.inject import session as sessions
 

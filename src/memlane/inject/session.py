@@ -18,10 +18,11 @@ import re
 import time
 from pathlib import Path
 
+from .. import logs
 from ..config import cache_home
+from ..digest import sha256
 from ..modes import Depth
 from ..records import dataclass, field
-from .. import logs
 
 log = logs.get("memlane.inject")
 
@@ -33,8 +34,15 @@ def sessions_dir() -> Path:
 
 
 def _safe(session_id: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id or "no-session")[:120]
-    return cleaned.lstrip(".") or "no-session"
+    """``session_id`` as a file name: as it is when it is one already (Claude Code's UUIDs), else
+    cleaned and followed by a digest of the id, so two ids never share a file ("a/b" and "a_b",
+    two long ids alike in their first 120 characters)."""
+    session_id = session_id or "no-session"
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:120].lstrip(".")
+    if cleaned == session_id:
+        return cleaned
+    digest = sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{cleaned or 'session'}-{digest}"
 
 
 @dataclass
