@@ -257,3 +257,36 @@ def test_a_record_in_a_module_without_the_future_import_has_its_fields(dc):
     exec(compile(source, "<plain>", "exec", dont_inherit=True), scope)  # noqa: S102 - the module under test
     Plain = scope["Plain"]
     assert [f.name for f in dc.fields(Plain)] == ["a", "b"] and Plain(1).b == []
+
+
+@BOTH
+def test_a_class_s_init_works_however_it_is_first_reached(dc):
+    """memlane's compiles a class's ``__init__`` at its first instance (a fresh process builds
+    only some of the classes it creates): first through a subclass, from threads at once, with
+    bad arguments first — each instance is as the standard module makes it."""
+    import threading
+
+    Note, Point, _ = make_classes(dc)
+
+    class Tagged(Note):
+        pass
+
+    assert Tagged(" a ").name == "a" and Note(" b ", weight=2.0) == Note("b", [], 2.0)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
+        Point()
+    made, errors = [], []
+
+    def build(n):
+        try:
+            made.append(Point(n, y=n))
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=build, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and sorted((p.x, p.y) for p in made) == [(n, n) for n in range(8)]
+    if dc is records:  # after the first instance, the class's own compiled __init__ answers
+        assert Point.__init__.__code__.co_varnames[:3] == ("self", "x", "y")
