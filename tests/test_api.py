@@ -100,3 +100,26 @@ def test_import_does_no_heavy_work():
 def test_demo_store_is_bundled():
     path = memlane.demo_store_path()
     assert path.is_dir() and len(list(path.glob("*.md"))) > 10
+
+
+def test_storage_is_checked_by_what_a_backend_has_not_by_what_it_inherits(tmp_path):
+    """``memlane.Storage`` is a protocol no backend inherits: ``isinstance`` says whether an object
+    has every member it declares (as ``typing.runtime_checkable``), the SQLite index yes, an object
+    missing one of them no."""
+    from memlane.index.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "i.sqlite")
+    try:
+        assert isinstance(index, memlane.Storage)
+    finally:
+        index.close()
+
+    class AlmostAStore:
+        pass
+
+    for name in ("path", "healed", "heals", *[n for n in vars(memlane.Storage) if not n.startswith("_")]):
+        setattr(AlmostAStore, name, lambda self, *args, **kwargs: None)
+    assert isinstance(AlmostAStore(), memlane.Storage)
+    del AlmostAStore.lifecycle_rows
+    assert not isinstance(AlmostAStore(), memlane.Storage)
+    assert not isinstance(object(), memlane.Storage)

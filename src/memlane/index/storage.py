@@ -95,7 +95,26 @@ TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4
 if TYPE_CHECKING:
     from typing import Protocol
 else:
-    Protocol = object  # to a type checker a protocol; at run time a plain class no backend inherits
+    class _Structural(type):
+        """``isinstance(x, Storage)`` as ``typing.runtime_checkable`` answers it, without ``typing``:
+        whether ``x`` has every member the protocol declares (a method not None), whatever it
+        inherits. ``memlane.Storage`` is public: a backend of one's own is checked by it."""
+
+        def __instancecheck__(cls, obj) -> bool:
+            if type.__instancecheck__(cls, obj):
+                return True
+            members = cls.__dict__.get("_protocol_members")
+            if members is None:
+                return False  # the base itself, or a class that inherits a protocol: by its class alone
+            return all(hasattr(obj, name) and (not callable(getattr(cls, name, None)) or getattr(obj, name) is not None)
+                       for name in members)
+
+    class Protocol(metaclass=_Structural):  # to a type checker typing's; at run time a plain class
+        def __init_subclass__(cls, **kwargs):
+            super().__init_subclass__(**kwargs)
+            if Protocol in cls.__bases__:
+                cls._protocol_members = frozenset(
+                    [name for name in vars(cls) if not name.startswith("_")] + list(vars(cls).get("__annotations__", {})))
 
 
 class Storage(Protocol):
