@@ -69,3 +69,32 @@ def test_info_with_nothing_set_up_does_not_import_logging_and_a_warning_still_re
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert json.loads(proc.stdout) == [False, True]
     assert proc.stderr.strip() == "loud 1" and "quiet" not in proc.stderr
+
+
+def test_a_line_that_cannot_be_formatted_never_raises_into_the_caller():
+    """``logging`` never raised out of a log call (a hook's answer does not depend on its log): an
+    argument whose ``str`` raises, or a ``%c`` past Unicode, is written as it is rather than
+    lost or raised; one that cannot even be shown is the message alone."""
+
+    class Unprintable:
+        def __str__(self):
+            raise RuntimeError("no text")
+
+        def __repr__(self):
+            return "<unprintable>"
+
+    class Unshowable(Unprintable):
+        def __repr__(self):
+            raise RuntimeError("no repr either")
+
+    sink = Lines()
+    logs.send_to(sink)
+    try:
+        log = logs.get("memlane.test")
+        log.warning("could not read %s", Unprintable())
+        log.warning("a character %c", 10**10)
+        log.warning("nothing to show %s", Unshowable())
+    finally:
+        logs.send_to(None)
+    assert [m for _, _, m in sink.lines] == ["could not read %s (<unprintable>,)", "a character %c (10000000000,)",
+                                             "nothing to show %s"]

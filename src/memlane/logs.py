@@ -83,15 +83,19 @@ class Logger:
 def _message(msg: str, args: tuple, kwargs: dict) -> str:
     """The line as ``logging`` would write its message: ``msg % args`` (a mapping alone as the
     mapping), the traceback after it when ``exc_info`` asks; a message that cannot be formatted
-    is written as it is, with its arguments, rather than lost."""
+    (whatever formatting raises) is written as it is, with its arguments, rather than lost or
+    raised into the caller."""
     text = str(msg)
     if args:
         if len(args) == 1 and isinstance(args[0], dict) and args[0]:
             args = args[0]
         try:
             text = text % args
-        except (TypeError, ValueError, KeyError):
-            text = f"{text} {args!r}"
+        except Exception:  # noqa: BLE001 - logging never raises out of a log call either
+            try:
+                text = f"{text} {args!r}"
+            except Exception:  # noqa: BLE001 - not even shown: the message alone
+                pass
     exc_info = kwargs.get("exc_info")
     if exc_info:
         import traceback
