@@ -3,7 +3,8 @@ keyword-only index of synthetic notes (built in under a minute, no model), each 
 session. Two rounds: the first screens notes this index's verdict file has not seen, the second the
 same prompts again (their verdicts kept). With ``--ahead``, this checkout's index is first served by
 a real daemon (keyword-only) until its background round has screened the notes ahead, then stopped:
-the first round then shows what a hook answered after the daemon went idle costs. With ``--against DIR`` (another checkout's ``src``, e.g. a
+the first round then shows what a hook answered after the daemon went idle costs (each code's own daemon on its own
+index copy, with ``--against``). With ``--against DIR`` (another checkout's ``src``, e.g. a
 ``git worktree`` of the previous commit) both codes run alternately in the same loop, so the
 machine's noise falls on both.
 
@@ -56,7 +57,7 @@ def ahead(store: Path, index: str, notes: int, work: Path, env: dict) -> None:
                                "--index", index, "--embedder", "none", "--idle-minutes", "10"], env=env,
                               cwd=str(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sock = socket_path(daemon_key(project_root(str(work)), [str(store)], "none", index))
-    started, kept = time.perf_counter(), -1
+    started, kept, still = time.perf_counter(), -1, 0
     try:
         while time.perf_counter() - started < 600:
             time.sleep(1.0)
@@ -64,13 +65,18 @@ def ahead(store: Path, index: str, notes: int, work: Path, env: dict) -> None:
                 with sqlite3.connect(f"{index}.screened") as conn:
                     now = conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
             except sqlite3.Error:
-                continue
-            if now == kept and now >= notes:
-                break  # every note's verdict, and none new in the last second: the round is done
+                now = 0  # no file yet
+            still = still + 1 if now == kept else 0
+            if (still and now >= notes) or still >= 15:
+                break  # every note's verdict, none new in the last second; or a code that screens nothing ahead
             kept = now
     finally:
         ask_daemon(sock, "stop")
-        daemon.wait(timeout=60)
+        try:
+            daemon.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a code whose socket is named otherwise
+            daemon.terminate()
+            daemon.wait(timeout=30)
     print(f"  a daemon screened ahead: {kept} verdicts kept in {time.perf_counter() - started:.0f} s")
 
 
@@ -102,8 +108,11 @@ def main(argv=None) -> int:
             subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
             base.append((time.perf_counter() - started) * 1000)
         print(f"{args.notes} notes, {len(prompts)} prompts a round, `python -c pass` {_pct(base)}")
-        if args.ahead:
-            ahead(store, hooks["this checkout"][hooks["this checkout"].index("--index") + 1], args.notes, work, env)
+        if args.ahead:  # each code's own daemon on its own copy: both first rounds as that code leaves them
+            for name, tree in trees.items():
+                print(f"  {name}:", end="")
+                ahead(store, hooks[name][hooks[name].index("--index") + 1], args.notes, work,
+                      env | {"PYTHONPATH": str(tree)})
         tag = uuid.uuid4().hex[:8]
         for round_name in ("first round (new prompts)", "second round (same prompts)"):
             times: dict[str, list[float]] = {name: [] for name in trees}
