@@ -290,3 +290,27 @@ def test_a_class_s_init_works_however_it_is_first_reached(dc):
     assert not errors and sorted((p.x, p.y) for p in made) == [(n, n) for n in range(8)]
     if dc is records:  # after the first instance, the class's own compiled __init__ answers
         assert Point.__init__.__code__.co_varnames[:3] == ("self", "x", "y")
+
+
+@BOTH
+def test_asdict_keeps_immutable_leaves_equal_and_copies_mutable_ones(dc):
+    """Strings, numbers, enums and paths come back equal (memlane's returns them as they are,
+    without ``copy``); anything else is a deep copy, as the standard module makes it."""
+    import enum
+    from pathlib import Path
+
+    class Colour(enum.Enum):
+        RED = 1
+
+    @dc.dataclass
+    class Leafy:
+        path: Path
+        colour: Colour
+        blob: bytes
+        rows: set
+
+    leafy = Leafy(Path("/tmp/x"), Colour.RED, b"ab", {1, 2})
+    data = dc.asdict(leafy)
+    assert data == {"path": Path("/tmp/x"), "colour": Colour.RED, "blob": b"ab", "rows": {1, 2}}
+    data["rows"].add(3)
+    assert leafy.rows == {1, 2}  # a set is mutable: copied

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from pathlib import PurePath
 
 __all__ = ["FrozenInstanceError", "asdict", "dataclass", "field", "fields", "is_dataclass", "replace"]
 
@@ -103,8 +104,8 @@ def _asdict(value):
         return type(value)(_asdict(v) for v in value)
     if isinstance(value, dict):
         return type(value)((_asdict(k), _asdict(v)) for k, v in value.items())
-    if type(value) in _ATOMIC or isinstance(value, Enum):
-        return value  # what ``copy.deepcopy`` returns for them, without importing ``copy`` (and ``weakref``)
+    if type(value) in _ATOMIC or isinstance(value, (Enum, PurePath)):
+        return value  # immutable: what ``copy.deepcopy`` gives, or its equal, without importing ``copy`` (and ``weakref``)
     import copy
 
     return copy.deepcopy(value)

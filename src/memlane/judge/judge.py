@@ -13,16 +13,15 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
 from contextlib import nullcontext
 
-from ..records import dataclass, field
-from collections.abc import Callable
-from typing import ContextManager
-
+from .. import logs
 from ..config import JudgeConfig
+from ..records import dataclass, field
 from .chat import api_key_from, ask_chat, chat_body
 from .command import JudgeFailed, run_command
-from .. import logs
 from .protocol import Candidate, Garbage, build_request, cache_key, parse_verdict, verdict_schema
 
 log = logs.get("memlane.judge")
