@@ -275,3 +275,24 @@ def test_a_repository_config_linked_out_of_the_repository_is_refused(tmp_path, s
     (repo / ".memlane.toml").unlink()
     (repo / ".memlane.toml").symlink_to(repo / "config" / "memlane.toml")
     assert load_config(repo).retrieve.k == 3
+
+
+@pytest.mark.parametrize("kind", ["device", "folder", "dangling"])
+def test_a_repository_config_that_is_not_a_regular_file_is_refused_and_said(tmp_path, sealed_env, kind):
+    """A ``.memlane.toml`` linked to ``/dev/zero``, a folder of that name or a dangling link: not
+    read, and listed as refused (``memlane doctor`` says so) rather than left out without a word."""
+    import os
+
+    user_config(sealed_env, "[retrieve]\nk = 4\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    target = repo / ".memlane.toml"
+    if kind == "device":
+        os.symlink("/dev/zero", target)
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        os.symlink(repo / "gone.toml", target)
+    config = load_config(repo)
+    assert config.retrieve.k == 4
+    assert config.refused == [{"key": "(the whole file)", "reason": "unreadable: not a regular file"}]

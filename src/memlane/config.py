@@ -431,6 +431,9 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
         and not os.environ.get("MEMLANE_CONFIG") else None
     for path in files if files is not None else config_files(repo_root):
         if not path.is_file():
+            if path == repo_file and (path.is_symlink() or path.exists()):  # a folder, a device, a pipe: said
+                config.refused.append({"key": "(the whole file)", "reason": "unreadable: not a regular file"})
+                config.repository_file = str(path)
             continue
         import tomllib  # ~20 ms: only when there is a file to read
 
