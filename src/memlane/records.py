@@ -9,7 +9,9 @@ Why not the standard module: a hook answered without the daemon is a fresh Pytho
 importing ``dataclasses`` (which brings ``inspect``, ``ast``, ``dis`` and ``tokenize``) took 13–19 ms of
 it, and creating the 52 classes on that path another 27–37 ms: Python 3.11 compiles every generated
 method apart (about 195 ``exec`` calls). Here only ``__init__`` is compiled — one small function a
-class, so it keeps a real signature and the standard errors for a missing or unknown argument — and
+class, at the class's first instance (until then ``inspect.signature`` reads ``(*args, **kwargs)``;
+nothing in memlane introspects a record's ``__init__``), with the standard errors for a missing or
+unknown argument — and
 ``__repr__``, ``__eq__``, ``__hash__`` and the frozen guard are shared functions that read the class's
 field names. Classes are never subclassed here; a record that inherits from another is refused
 rather than half supported.
