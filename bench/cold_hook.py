@@ -49,27 +49,16 @@ def build(work: Path, notes: int, prompts: int) -> tuple[Path, Path, list[str]]:
 
 def ahead(store: Path, index: str, notes: int, work: Path, env: dict) -> None:
     """A real daemon on ``index`` until its background round has screened every note ahead."""
-    import sqlite3
-
+    from hooks import screened_ahead
     from memlane.adapters.hookclient import ask_daemon, daemon_key, project_root, socket_path
 
     daemon = subprocess.Popen([str(Path(sys.executable).parent / "memlane"), "serve", "--store", str(store),
                                "--index", index, "--embedder", "none", "--idle-minutes", "10"], env=env,
                               cwd=str(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sock = socket_path(daemon_key(project_root(str(work)), [str(store)], "none", index))
-    started, kept, still = time.perf_counter(), -1, 0
+    started = time.perf_counter()
     try:
-        while time.perf_counter() - started < 600:
-            time.sleep(1.0)
-            try:
-                with sqlite3.connect(f"{index}.screened") as conn:
-                    now = conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
-            except sqlite3.Error:
-                now = 0  # no file yet
-            still = still + 1 if now == kept else 0
-            if (still and now >= notes) or still >= 15:
-                break  # every note's verdict, none new in the last second; or a code that screens nothing ahead
-            kept = now
+        kept = screened_ahead(index, notes, give_up_s=15, limit_s=600)
     finally:
         ask_daemon(sock, "stop")
         try:

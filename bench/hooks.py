@@ -124,7 +124,9 @@ def latency(args) -> dict:
         for n, prompt in enumerate(prompts[:10]):
             _time(cmd, payload(10_000 + n, prompt), env, str(work))
         if args.ahead:
-            _screened_ahead(index, args.notes)
+            started = time.perf_counter()
+            kept = screened_ahead(index, args.notes)
+            print(f"  the daemon screened ahead: {kept} verdicts kept in {time.perf_counter() - started:.0f} s")
         times, sizes = [], []
         for n, prompt in enumerate(prompts):
             ms, out = _time(cmd, payload(n, prompt), env, str(work))
@@ -164,23 +166,24 @@ def latency(args) -> dict:
     return result
 
 
-def _screened_ahead(index: Path, notes: int) -> None:
-    """Wait (the daemon idle) until its background round has kept a verdict for every note."""
+def screened_ahead(index: Path | str, notes: int, *, give_up_s: int = 30, limit_s: int = 900) -> int:
+    """Wait (the daemon idle) until its background round has kept a verdict for every note, or
+    none has come for ``give_up_s`` seconds (a code that screens nothing ahead); the verdicts kept."""
     import sqlite3
 
     started, kept, still = time.perf_counter(), -1, 0
-    while time.perf_counter() - started < 900:
+    while time.perf_counter() - started < limit_s:
         time.sleep(1.0)
         try:
             with sqlite3.connect(f"{index}.screened") as conn:
                 now = conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
         except sqlite3.Error:
-            now = 0
+            now = 0  # no file yet
         still = still + 1 if now == kept else 0
-        if (still and now >= notes) or still >= 30:
-            break
+        if (still and now >= notes) or still >= give_up_s:
+            break  # every note's verdict and none new in the last second, or none coming
         kept = now
-    print(f"  the daemon screened ahead: {kept} verdicts kept in {time.perf_counter() - started:.0f} s")
+    return kept
 
 
 def itemised(store: Path, index: Path, prompts: list[str], real, work: Path) -> dict:
