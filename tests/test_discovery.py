@@ -194,3 +194,68 @@ def test_a_git_file_naming_another_repositorys_worktree_does_not_make_it_that_re
     assert git_root(hostile) == hostile
     assert discover_claude_memory(hostile) is None
     assert Memory(cwd=hostile, embedder="none").recall("staging database password") == []
+
+
+def _session_log(config_dir: Path, folder: str, cwd: str, name: str = "s1") -> Path:
+    """A Claude Code session log in ``projects/<folder>`` whose lines record ``cwd``."""
+    log = config_dir / "projects" / folder / f"{name}.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    lines = [{"type": "summary", "summary": "x"}, {"type": "user", "cwd": cwd, "sessionId": name}]
+    log.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return log
+
+
+def test_repositories_that_share_a_memory_folder_are_found_from_session_logs(tmp_path, monkeypatch):
+    """~/src/acme-api and ~/src/acme_api get one Claude Code memory folder: each one's notes reach the other."""
+    from memlane.store import sharing_repositories
+
+    config_dir = tmp_path / "cc"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    monkeypatch.delenv("CLAUDE_CODE_PROJECT_DIR_NAME", raising=False)
+    dash, under = make_repo(tmp_path / "src" / "acme-api"), make_repo(tmp_path / "src" / "acme_api")
+    folder = encode_project_path(dash)
+    assert claude_memory_dir(dash) == claude_memory_dir(under)
+    _session_log(config_dir, folder, str(dash), "own")
+    assert sharing_repositories(dash) == []  # only its own sessions
+    (under / "pkg").mkdir()
+    _session_log(config_dir, f"{folder}-pkg", str(under / "pkg"), "sub")  # a session started in a subfolder
+    assert sharing_repositories(dash) == [str(under)]
+    assert sharing_repositories(under) == [str(dash)]
+    _session_log(config_dir, f"{folder}-other", str(tmp_path / "src" / "acme-api-other"), "gone")  # not its folder
+    (config_dir / "projects" / folder / "bad.jsonl").write_bytes(b"\xff\x00 not json\n")
+    _session_log(config_dir, folder, "relative/path", "rel")
+    _session_log(config_dir, folder, str(dash).replace("-", "\0"), "nul")  # its name, but no path
+    assert sharing_repositories(dash) == [str(under)]
+    monkeypatch.setenv("CLAUDE_CODE_PROJECT_DIR_NAME", "acme-dash")  # the user named the folder
+    assert sharing_repositories(dash) == []
+
+
+def test_a_repository_gone_is_known_by_its_own_logs_only(tmp_path, monkeypatch):
+    from memlane.store import sharing_repositories
+
+    config_dir = tmp_path / "cc"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    monkeypatch.delenv("CLAUDE_CODE_PROJECT_DIR_NAME", raising=False)
+    dash = make_repo(tmp_path / "acme-api")
+    folder = encode_project_path(dash)
+    _session_log(config_dir, folder, str(tmp_path / "acme_api"), "a")  # removed since: still shared its notes
+    _session_log(config_dir, f"{folder}-x", str(tmp_path / "acme_api" / "x"), "b")  # a subfolder gone: its own
+    assert sharing_repositories(dash) == [str(tmp_path / "acme_api")]
+    assert sharing_repositories(tmp_path / "nowhere") == []  # no project folders at all
+
+
+def test_doctor_names_a_memory_folder_that_serves_two_repositories(tmp_path, sealed_env, monkeypatch, capsys):
+    from memlane.adapters.cli import main as cli
+    from memlane.store import sharing_repositories
+
+    config_dir = sealed_env / "claude"
+    dash, under = make_repo(tmp_path / "acme-api"), make_repo(tmp_path / "acme_api")
+    monkeypatch.chdir(dash)
+    claude_memory_dir(dash).mkdir(parents=True)
+    assert cli(["doctor"]) == 0
+    capsys.readouterr()
+    _session_log(config_dir, encode_project_path(dash), str(under))
+    assert sharing_repositories(dash) == [str(under)]
+    assert cli(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert f"also uses for {under}" in out and "CLAUDE_CODE_PROJECT_DIR_NAME" in out

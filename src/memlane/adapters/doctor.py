@@ -73,6 +73,25 @@ def check_stores(memory: Memory) -> list[Problem]:
     return problems
 
 
+def check_shared_folder(memory: Memory) -> list[Problem]:
+    """Claude Code's memory folder for this repository, when it also serves another repository
+    (their paths differ only in characters its folder name replaces with ``-``)."""
+    from ..store.discovery import sharing_repositories
+
+    folder = next((spec.path for spec in memory.candidate_specs() if spec.label == "claude-code"), None)
+    if folder is None or memory.repo is None:
+        return []
+    others = sharing_repositories(Path(memory.repo))
+    if not others:
+        return []
+    return [Problem(f"Claude Code keeps this repository's memory in a folder it also uses for {', '.join(others)} "
+                    "(their paths differ only in characters its folder names replace with '-'): the notes of each "
+                    "reach the other's sessions", str(folder),
+                    "give one of them a folder of its own: start Claude Code there with CLAUDE_CODE_PROJECT_DIR_NAME "
+                    "set to a name of your choice (for example in that repository's .envrc), or rename one "
+                    "repository's folder")]
+
+
 def check_index(memory: Memory) -> tuple[dict | None, list[Problem]]:
     """Bring the keyword index up to date, as a hook would; what that reported, and what kept it
     from working."""

@@ -7,6 +7,7 @@ from importlib import import_module as _import_module
 
 _EXPORTS = {
     "claude_memory_dir": "discovery", "discover_claude_memory": "discovery", "encode_project_path": "discovery",
+    "sharing_repositories": "discovery",
     "git_root": "discovery",
     "Link": "links", "extract_links": "links", "link_key": "links",
     "INDEX_FILE": "memory_index", "IndexLine": "memory_index", "parse_memory_index": "memory_index",

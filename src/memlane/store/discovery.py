@@ -114,3 +114,59 @@ def discover_claude_memory(cwd: Path | None = None) -> Path | None:
         return None
     folder = claude_memory_dir(root)
     return folder if folder.is_dir() else None
+
+
+#: how much of Claude Code's session logs ``sharing_repositories`` reads: the newest logs, the opening of each
+MAX_LOGS, LOG_HEAD_BYTES = 200, 64 * 1024
+
+
+def sharing_repositories(repo: Path) -> list[str]:
+    """Other repositories whose sessions Claude Code gave ``repo``'s memory folder: their paths differ
+    from ``repo``'s only in characters its folder name replaces with ``-`` (``~/src/acme-api`` and
+    ``~/src/acme_api``), so each one's notes reach the other's sessions. Found from the working
+    folders its session logs record (``cwd``), in the project folder and in those of subfolders;
+    none when the user named the folder (``autoMemoryDirectory``, ``$CLAUDE_CODE_PROJECT_DIR_NAME``)."""
+    if auto_memory_directory() is not None or _one_folder_name(os.environ.get("CLAUDE_CODE_PROJECT_DIR_NAME", "")):
+        return []
+    name = encode_project_path(repo)
+    projects = claude_config_dir() / "projects"
+    try:
+        folders = [e for e in os.scandir(projects) if e.name == name or e.name.startswith(f"{name}-")]
+    except OSError:
+        return []
+    logs = []
+    for folder in folders:
+        try:
+            logs += [(e.stat().st_mtime, e.path) for e in os.scandir(folder.path)
+                     if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)]
+        except OSError:
+            continue
+    own = os.path.realpath(repo)
+    found: set[str] = set()
+    for _mtime, path in sorted(logs, reverse=True)[:MAX_LOGS]:
+        cwd = _logged_cwd(path)
+        if not cwd or "\0" in cwd or not os.path.isabs(cwd):
+            continue
+        # a folder outside any repository, or one gone since, keeps a memory of its own
+        root = (git_root(Path(cwd)) if os.path.isdir(cwd) else None) or Path(cwd)
+        if root is not None and encode_project_path(root) == name and os.path.realpath(root) != own:
+            found.add(str(root))
+    return sorted(found)
+
+
+def _logged_cwd(path: str) -> str | None:
+    """The working folder a Claude Code session log records first (its lines' ``cwd``), or None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(LOG_HEAD_BYTES)
+    except OSError:
+        return None
+    for line in head.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the last line cut by the read, or not JSON
+        cwd = entry.get("cwd") if isinstance(entry, dict) else None
+        if isinstance(cwd, str) and cwd:
+            return cwd
+    return None

@@ -125,6 +125,7 @@ def cmd_doctor(args) -> int:
 
     memory, problems = doctor.open_memory_for_doctor(open_memory, args)
     problems += doctor.check_stores(memory)
+    problems += doctor.check_shared_folder(memory)
     refreshed, index_problems = doctor.check_index(memory)
     problems += index_problems
     try:
