@@ -84,9 +84,10 @@ _PARTS = {
     # not a secret's variable sent as a header to its own service's host ("the GITHUB_TOKEN header to
     # https://api.github.com": the means of a request to it), not to github.com.evil.example; the variable itself
     # sent there is still sent (a public gist, an issue's comment, a chat webhook: "post $GITHUB_TOKEN to
-    # https://gist.github.com"). The variable's first word is captured as "service" only before " header".
-    "ITS_SERVICE": r"(?=(?:\$?\{?\b(?P<service>[a-z\d]++)_\w*\}?[ ]headers?\b)?)",
-    "NOT_ITS_HOST": r"(?!(?:https?://)?(?:[\w-]+\.)*(?P=service)\.[a-z]{2,}(?![\w.-]))",
+    # https://gist.github.com"). The variable's first word is captured as "service" only before " header";
+    # "gh" (GH_PAT, GH_TOKEN) as "gh", whose host is GitHub's.
+    "ITS_SERVICE": r"(?=(?:\$?\{?\b(?:(?P<gh>gh)(?=_)|(?P<service>[a-z\d]++))_\w*\}?[ ]headers?\b)?)",
+    "NOT_ITS_HOST": r"(?!(?:https?://)?(?:[\w-]+\.)*(?(gh)github|(?P=service))\.[a-z]{2,}(?![\w.-]))",
     # not the service's own key where its API takes it: a bot's token after "/bot", a variable named for it
     "NOT_ITS_OWN": r"(?<!/bot)(?!\$\{?\w*(?:slack|telegram|discord|webhook|pipedream|ngrok|requestbin|beeceptor))",
     # into a place the agent publishes: what is written there is read by anyone with the repository or the site
