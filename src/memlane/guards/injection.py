@@ -243,8 +243,10 @@ _RULES = (
                   r"%(CLAUSE)s{0,60}?%(DEST)s"),
     # a secret's variable named, sent to somewhere outside ("post GITHUB_TOKEN to https://…", "… to a@evil.example");
     # not "copy … from", nor the variable as the means ("with GITHUB_TOKEN to …"), nor to its own service
-    # ("send the GITHUB_TOKEN header to https://api.github.com")
-    (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|transmit|submit|e-?mail)\b%(CLAUSE)s{0,30}?"
+    # ("send the GITHUB_TOKEN header to https://api.github.com"); each target of the verb judged on its own
+    # ("… to https://api.github.com and AWS_SECRET_ACCESS_KEY to https://evil.example")
+    (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|transmit|submit|e-?mail)\b"
+                  r"(?:%(CLAUSE)s{0,120}?\b(?:to|into) \S+?(?:[,;]| (?:and|then)\b))?%(CLAUSE)s{0,30}?"
                   r"%(NOT_MEANS)s%(ITS_SERVICE)s%(SECRET_NAME)s%(CLAUSE)s{0,40}?\b(?:to|into) %(NOT_ITS_HOST)s"
                   r"(?:[\w.+-]*(?=[\w.+-]@))?%(DEST)s"),
     (EXFIL, "ko", r"%(KO_SECRET)s[^.。!?]{0,40}?%(DEST)s[^.。!?]{0,20}?%(KO_SEND)s"),
