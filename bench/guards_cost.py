@@ -54,7 +54,7 @@ def per_prompt(rounds: int) -> None:
     import memlane.adapters.hook as hook
     import memlane.guards.exits as exits
     import memlane.inject.layers as layers
-    import memlane.recall as memory_module  # where a recalled note is redacted and screened
+    import memlane.recall as memory_module  # where a recalled note is redacted (exits screens its row)
     from memlane import Memory
 
     prompts = [json.loads(line) for line in SHARED.joinpath("prompts.jsonl").read_text().splitlines() if line.strip()]
@@ -81,14 +81,14 @@ def per_prompt(rounds: int) -> None:
     first = run()  # every note seen for the first time: nothing remembered yet
     for _ in range(rounds):
         shipped += run()
-        saved = (exits.clean, memory_module.redact, layers.unit_risks, memory_module.unit_risk)
+        saved = (exits.clean, memory_module.redact, layers.unit_risks, exits.unit_risk)
         exits.clean, memory_module.redact = identity, identity
         layers.unit_risks = lambda units, verdicts=None: [None] * len(units)
-        memory_module.unit_risk = lambda *fields: None
+        exits.unit_risk = lambda *fields: None
         try:
             bare += run()
         finally:
-            exits.clean, memory_module.redact, layers.unit_risks, memory_module.unit_risk = saved
+            exits.clean, memory_module.redact, layers.unit_risks, exits.unit_risk = saved
     print(f"hook per prompt, first sight of every note, guards as shipped: {_pct(first)} ms")
     print(f"hook per prompt, guards as shipped: {_pct(shipped)} ms")
     print(f"hook per prompt, guards switched off: {_pct(bare)} ms")
