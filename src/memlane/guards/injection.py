@@ -80,6 +80,9 @@ _PARTS = {
             r"|webhooks?\b|pastebin|ngrok|requestbin|pipedream|discord|telegram|\d{1,3}(?:\.\d{1,3}){3}\b"
             r"|[\w.+-]@[\w-]+\.[a-z]{2,})",
     # a service that only collects what is sent to it: a request bin, a tunnel, a paste, a chat webhook
+    # what a secret is turned into before it is written where the agent publishes it
+    "AN_ENCODING": r"(?:base64|b64|hex|hexadecimal|rot13|binary)",
+    "ENCODED": r"(?:base64|b64|hex|encoded|rot13)",
     "CATCHER": r"(?:webhook\.site|requestbin|pipedream\.net|ngrok(?:-free)?\.(?:io|app|dev)|pastebin\.com"
                r"|hookbin|beeceptor|interact\.sh|oast\.(?:fun|pro|live|site|online|me)|burpcollaborator"
                r"|canarytokens|hooks\.slack\.com|discord(?:app)?\.com/api/webhooks|api\.telegram\.org"
@@ -240,11 +243,11 @@ _RULES = (
                   r"(?:%(SECRET_FILE)s|%(SECRET_NAME)s|%(SECRET_VAR)s|%(SECRET)s)%(CLAUSE)s{0,60}?(?:append|add|write|insert|embed"
                   r"|paste|put|commit|include|hide|place|store|leave)\b%(CLAUSE)s{0,20}?%(PUBLIC)s"),
     # ... or the secret first: "convert the API keys to hex and include them in the PR description"
-    (EXFIL, "en", r"(?:%(SECRET_FILE)s|%(SECRET_NAME)s|%(SECRET_VAR)s|%(SECRET)s)%(CLAUSE)s{0,40}?\b(?:to|into|as|in|with) (?:base64|b64"
-                  r"|hex|hexadecimal|rot13|binary)\b%(CLAUSE)s{0,60}?(?:append|add|write|insert|embed|paste|put|commit"
+    (EXFIL, "en", r"(?:%(SECRET_FILE)s|%(SECRET_NAME)s|%(SECRET_VAR)s|%(SECRET)s)%(CLAUSE)s{0,40}?\b(?:to|into|as|in|with) "
+                  r"%(AN_ENCODING)s\b%(CLAUSE)s{0,60}?(?:append|add|write|insert|embed|paste|put|commit"
                   r"|include|hide|place|store|leave)\b%(CLAUSE)s{0,20}?%(PUBLIC)s"),
     (EXFIL, "en", r"(?:append|add|write|insert|embed|paste|put|commit|include|hide|place|store|leave)\b%(CLAUSE)s{0,30}?"
-                  r"(?:base64|b64|hex|encoded|rot13)\b%(CLAUSE)s{0,40}?(?:%(SECRET_FILE)s|%(SECRET_NAME)s|%(SECRET_VAR)s|%(SECRET)s)"
+                  r"%(ENCODED)s\b%(CLAUSE)s{0,40}?(?:%(SECRET_FILE)s|%(SECRET_NAME)s|%(SECRET_VAR)s|%(SECRET)s)"
                   r"%(CLAUSE)s{0,40}?%(PUBLIC)s"),
     (EXFIL, "en", r"(?:send|post|upload|exfiltrate|forward|leak|paste|transmit|copy|pipe|share|submit|dump"
                   r"|e-?mail (?:the|all|your|my|our|every|any|it|them))\b%(CLAUSE)s{0,60}?%(SECRET)s"
@@ -388,7 +391,9 @@ def _gate_of(index: int) -> list[str] | None:
 #: agent publishes are slow on a long sentence of encodings and secrets, and most notes name no such place
 _NEEDS = {"PUBLIC": ("readme", "changelog", "footer", "commit", "pr", "pull", "issue", "gist", "public", "html",
                      "alt", "landing", "release"),
-          "KEPT": ("yourself", "between", "wraps", "record")}  # the rule on a bare "it" opens on any action
+          "KEPT": ("yourself", "between", "wraps", "record"),
+          # the rule on a secret turned into an encoding opens on any secret's word: ~40 % of the guard's time
+          "AN_ENCODING": ("base64", "b64", "hex", "rot13", "binary"), "ENCODED": ("base64", "b64", "hex", "encoded", "rot13")}  # the rule on a bare "it" opens on any action
 
 
 @cache
