@@ -345,6 +345,59 @@ def test_doctor_says_when_a_committed_memlane_hook_runs_more_than_memlane(repo, 
     assert cli(["doctor"]) == 0 and "more than memlane" not in capsys.readouterr().out
 
 
+GUARD = "sh -c 'if command -v {program} >/dev/null 2>&1; then {command}; fi'"
+
+
+@pytest.mark.parametrize("command", [
+    "memlane-hook user-prompt-submit\ntouch /tmp/x",  # a newline: a second command
+    'memlane-hook user-prompt-submit "$(touch /tmp/x)"',  # a substitution inside double quotes
+    "touch /tmp/x # memlane-hook",  # memlane only in a comment
+    "python3 evil.py memlane-hook user-prompt-submit",  # memlane only as an argument
+    "./memlane-hook user-prompt-submit",  # the repository's own file
+    "/proc/self/cwd/memlane-hook user-prompt-submit",  # the same, by an absolute path
+    "LD_PRELOAD=./evil.so memlane-hook user-prompt-submit",  # an environment prefix
+    "exec memlane-hook user-prompt-submit",
+    "python3 -m memlane.adapters.cli hook user-prompt-submit",  # no -P: the project's memlane/ first
+    "/usr/bin/python3 -m memlane.adapters.cli hook user-prompt-submit",
+    "/usr/bin/python3 -E -m memlane.adapters.cli hook user-prompt-submit",
+    "~+/memlane-hook user-prompt-submit",  # bash's ~+ is the working folder: the repository's file
+    "/usr/bin/python3 -c 'import evil' -P -m memlane.adapters.cli hook user-prompt-submit",
+    GUARD.format(program="$(touch${IFS}/tmp/x)memlane-hook", command="memlane-hook user-prompt-submit"),
+    GUARD.format(program="memlane-hook", command="memlane-hook user-prompt-submit \"$(touch /tmp/x)\""),
+    GUARD.format(program="memlane-hook", command="memlane-hook user-prompt-submit\ntouch /tmp/x"),
+    "sh -c 'touch /tmp/x; memlane-hook user-prompt-submit'"])
+def test_doctor_says_when_a_committed_memlane_hook_runs_something_besides_memlane(repo, capsys, command):
+    """What the list-and-substitution check let through: a newline, a substitution in double quotes
+    or in the guard's program, a program that is not memlane's (memlane named in a comment or an
+    argument, the repository's own file, an environment prefix, the module form without -P)."""
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": command, "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
+    assert problem["where"] == str(settings)
+
+
+@pytest.mark.parametrize("command", [
+    "'/opt/my tools/bin/memlane-hook' user-prompt-submit --store '/srv/team notes'",
+    "/opt/tools/bin/memlane hook session-start --agent codex --embedder none",
+    "'/opt/my python/bin/python3' -P -m memlane.adapters.cli hook user-prompt-submit",
+    "~/.local/bin/memlane-hook user-prompt-submit --store ~/notes",
+    "memlane hook user-prompt-submit --index \"$HOME/idx.db\"",
+    GUARD.format(program="memlane-hook", command="memlane-hook user-prompt-submit --agent gemini"),
+    "if command -v memlane-hook >/dev/null 2>&1; then memlane-hook user-prompt-submit; fi"])
+def test_doctor_does_not_say_memlanes_own_commands_run_more_than_memlane(repo, capsys, command):
+    """Memlane's own command lines — quoted paths with spaces, the module form, the guard, an older
+    guard without sh -c — are memlane's alone (whether their program exists here is another check)."""
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": command, "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
+
+
 def test_doctor_names_the_committed_file_of_agents_without_a_machine_one_shared(repo, capsys):
     """Codex, Gemini and Cursor have no file of this machine's: their project file is the one a team
     commits, and doctor says so (not "local")."""

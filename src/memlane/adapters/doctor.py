@@ -149,8 +149,8 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
     problems = []
     for agent, where in hooks.items():
         for scope, path in where.items():
-            for command in memlane_commands(Path(path)):
-                if _more_than_one_command(command):
+            for written, command in zip(_hook_commands(Path(path)), memlane_commands(Path(path))):
+                if _runs_more_than_memlane(written):
                     problems.append(Problem(f"the {agent} hooks run more than memlane: `{command}`", path,
                                             "read what else that command runs before an agent starts here; "
                                             f"`memlane install {agent}{flags[scope]}` puts memlane's own command "
@@ -253,17 +253,77 @@ def recent_hook_failures(hours: float = 24.0, limit: int = 3) -> list[str]:
 _ANSWERED = re.compile(r" memlane: hook [\w-]+: session .*, \d+ chars in \d+ ms$")
 
 
-def _more_than_one_command(command: str) -> bool:
-    """Whether a hook command that runs memlane holds more shell than the one command memlane
-    writes: a list (``;``, ``&&``, ``|``), a redirection, a subshell or a command substitution —
-    a cloned repository's committed settings can append one to memlane's."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+def _hook_commands(path: Path) -> list[str]:
+    """memlane's hook commands in the settings file at ``path`` as written, guard and all, in the
+    order ``install.memlane_commands`` gives them (which reads a guarded one as the command it
+    runs)."""
+    from .install import _is_ours, _loads
+
+    try:
+        settings = _loads(path.read_text(encoding="utf-8"), comments=True)
+    except (OSError, ValueError):
+        return []
+    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    if not isinstance(hooks, dict):
+        return []
+    handlers = [h for groups in hooks.values() if isinstance(groups, list) for g in groups if isinstance(g, dict)
+                for h in ([g] if "command" in g else g.get("hooks", []) if isinstance(g.get("hooks"), list) else [])]
+    return [str(h["command"]) for h in handlers if isinstance(h, dict) and _is_ours(h)]
+
+
+#: what makes a shell run more than the words it is given, wherever in the line: a newline (a
+#: second command), a command substitution (``$(…)``, backticks)
+_SHELL_RUNS = re.compile(r"[\n\r`]|\$\(")
+
+
+def _runs_more_than_memlane(command: str) -> bool:
+    """Whether a hook command counted as memlane's (it names memlane somewhere) runs anything but
+    memlane: more shell than the one command memlane writes — a list (``;``, ``&&``, ``|``, a
+    newline), a redirection, a subshell, a command substitution, inside the guard or after it —,
+    a guard that tests anything but memlane's program, or a program that is not memlane's (an
+    environment prefix, ``./memlane-hook`` from the repository, ``python evil.py memlane-hook``,
+    ``python -m memlane`` without ``-P``, which imports a ``memlane/`` in the project first) — a
+    cloned repository's committed settings can write any of these."""
+    from .install import _GUARDED, PORTABLE_CLI, PORTABLE_HOOK
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return True
+    inner = words[2] if len(words) == 3 and words[:2] == ["sh", "-c"] else command  # what ``sh -c`` runs
+    guard = _GUARDED.match(inner)
+    if guard:
+        if guard.group(1) not in (PORTABLE_HOOK, PORTABLE_CLI):
+            return True  # the guard's own test runs what its program word holds
+        inner = guard.group(2)
+    if _SHELL_RUNS.search(inner):
+        return True
+    lexer = shlex.shlex(inner, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
         words = list(lexer)
     except ValueError:
         return True
-    return any(word and set(word) <= set("();<>|&") or "`" in word for word in words)
+    if any(word and set(word) <= set("();<>|&") for word in words):
+        return True
+    return not _memlane_program(words)
+
+
+def _memlane_program(words: list[str]) -> bool:
+    """Whether ``words`` start with memlane's program as memlane writes it: ``memlane-hook`` or
+    ``memlane`` by name (found on the PATH), by absolute path or under ``~/``; or an interpreter
+    by absolute path running ``-P -m memlane.adapters.cli``. A relative path is the repository's own file."""
+    from .install import PORTABLE_CLI, PORTABLE_HOOK
+
+    program = words[0] if words else ""
+    # /proc/self/cwd/…, /dev/fd/…: an absolute path that is the repository's own file all the same
+    named = program in (PORTABLE_HOOK, PORTABLE_CLI) or program.startswith("~/") or (
+        os.path.isabs(program) and not program.startswith(("/proc/", "/dev/")))
+    if not named:
+        return False
+    if os.path.basename(program) in (PORTABLE_HOOK, PORTABLE_CLI):
+        return True
+    return os.path.basename(program).startswith("python") and words[1:4] == ["-P", "-m", "memlane.adapters.cli"]
 
 
 def _program(command: str) -> str | None:
