@@ -837,3 +837,22 @@ def test_a_group_whose_hooks_is_no_list_is_kept_as_it_is(repo):
     assert groups[0] == {"hooks": 3} and install.installed(path)
     assert cli(["uninstall", "claude"]) == 0
     assert read(path) == {"hooks": {"UserPromptSubmit": [{"hooks": 3}]}}
+
+
+def test_doctor_shows_a_hook_command_that_runs_more_than_memlane_as_written_on_one_line(repo, capsys):
+    """The command shown is the one in the file, guard and all (its unguarded part hides a
+    substitution in the guard's program word), with its newlines and escape sequences written as
+    escapes: a cloned repository's command neither hides a line nor drives the terminal."""
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    guarded = GUARD.format(program="$(touch${IFS}/tmp/x)memlane-hook", command="memlane-hook user-prompt-submit")
+    lined = "memlane-hook user-prompt-submit\n\x1b[1A\x1b[2Ktouch /tmp/x"
+    for command in (guarded, lined):
+        settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": command, "timeout": 10}]}]}}))
+        cli(["doctor"])
+        out = capsys.readouterr().out
+        [line] = [line for line in out.splitlines() if "more than memlane" in line]
+        assert "\x1b" not in out
+        assert "$(touch${IFS}/tmp/x)memlane-hook" in line if command is guarded else \
+            "\\n\\x1b[1A\\x1b[2Ktouch /tmp/x" in line

@@ -151,7 +151,7 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
         for scope, path in where.items():
             for written, command in zip(_hook_commands(Path(path)), memlane_commands(Path(path))):
                 if _runs_more_than_memlane(written):
-                    problems.append(Problem(f"the {agent} hooks run more than memlane: `{command}`", path,
+                    problems.append(Problem(f"the {agent} hooks run more than memlane: `{_one_line(written)}`", path,
                                             "read what else that command runs before an agent starts here; "
                                             f"`memlane install {agent}{flags[scope]}` puts memlane's own command "
                                             "in its place"))
@@ -307,6 +307,12 @@ def _runs_more_than_memlane(command: str) -> bool:
     if any(word and set(word) <= set("();<>|&") for word in words):
         return True
     return not _memlane_program(words)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its control characters written as escapes (``\\n``, ``\\x1b``): a command from
+    a cloned repository's file is shown as it is written, on one line, and cannot drive the terminal."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: repr(m.group())[1:-1], text)
 
 
 def _memlane_program(words: list[str]) -> bool:
