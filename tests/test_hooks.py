@@ -666,6 +666,19 @@ def test_two_session_ids_never_share_a_state_file():
     assert SessionState.load("a_b").injected == {} and SessionState.load("a/b").injected == first.injected
 
 
+def test_session_ids_differing_only_in_case_never_share_a_state_file():
+    """macOS's file system ignores case by default: "Ab.json" and "aB.json" are one file there, so
+    an id with a capital letter is followed by its digest (Claude Code's lower-case UUIDs keep
+    their names); the told markers and the statusline side file likewise."""
+    from memlane.inject.session import SessionState, _safe, context_file
+
+    ids = ["Session-A", "session-a", "SESSION-A", "session-A"]
+    for name in ([SessionState.load(i).path.name for i in ids], [context_file(i).name for i in ids],
+                 [_safe(i) for i in ids]):
+        assert len({n.lower() for n in name}) == len(ids), name
+    assert SessionState.load("session-a").path.name == "session-a.json"
+
+
 def test_session_state_is_replaced_whole_the_users_alone_and_leaves_nothing_on_failure(monkeypatch):
     from memlane.inject import session as sessions
 
