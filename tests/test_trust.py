@@ -277,6 +277,25 @@ def test_a_repository_config_linked_out_of_the_repository_is_refused(tmp_path, s
     assert load_config(repo).retrieve.k == 3
 
 
+def test_a_repository_config_swapped_for_a_pipe_after_its_check_is_refused_not_waited_on(tmp_path, sealed_env,
+                                                                                         monkeypatch):
+    """Between ``is_file`` and the read the file can become a pipe (a link swapped): it is opened
+    without waiting and refused once open. Opened as before, this test waits at ``open`` for a
+    writer that never comes, as a hook would have, holding the agent's prompt."""
+    import os
+
+    user_config(sealed_env, "[retrieve]\nk = 4\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    target = repo / ".memlane.toml"
+    os.mkfifo(target)
+    is_file = Path.is_file
+    monkeypatch.setattr(Path, "is_file", lambda self: self == target or is_file(self))  # the check saw a file
+    config = load_config(repo)
+    assert config.retrieve.k == 4
+    assert config.refused == [{"key": "(the whole file)", "reason": "unreadable: not a regular file"}]
+
+
 @pytest.mark.parametrize("kind", ["device", "folder", "dangling"])
 def test_a_repository_config_that_is_not_a_regular_file_is_refused_and_said(tmp_path, sealed_env, kind):
     """A ``.memlane.toml`` linked to ``/dev/zero``, a folder of that name or a dangling link: not

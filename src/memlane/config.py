@@ -395,8 +395,14 @@ CONFIG_MAX_BYTES = 1_000_000
 
 def _read_config(path: Path) -> str:
     """``path``'s text, refused (``OSError``) past ``CONFIG_MAX_BYTES``: a repository that ships a
-    1 GB ``.memlane.toml`` would otherwise make every hook read and parse it (~14 s)."""
-    with open(path, "rb") as handle:
+    1 GB ``.memlane.toml`` would otherwise make every hook read and parse it (~14 s). Opened without
+    waiting and checked once open: a file swapped for a pipe after ``is_file`` said yes would hold
+    the hook at ``open`` until something wrote to it."""
+    import stat
+
+    with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError("not a regular file")
         data = handle.read(CONFIG_MAX_BYTES + 1)
     if len(data) > CONFIG_MAX_BYTES:
         raise OSError(f"larger than {CONFIG_MAX_BYTES:,} bytes: not read")
