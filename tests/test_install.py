@@ -365,7 +365,10 @@ GUARD = "sh -c 'if command -v {program} >/dev/null 2>&1; then {command}; fi'"
     GUARD.format(program="$(touch${IFS}/tmp/x)memlane-hook", command="memlane-hook user-prompt-submit"),
     GUARD.format(program="memlane-hook", command="memlane-hook user-prompt-submit \"$(touch /tmp/x)\""),
     GUARD.format(program="memlane-hook", command="memlane-hook user-prompt-submit\ntouch /tmp/x"),
-    "sh -c 'touch /tmp/x; memlane-hook user-prompt-submit'"])
+    "sh -c 'touch /tmp/x; memlane-hook user-prompt-submit'",
+    "memlane-hook user-prompt-submit ${X@P}",  # X's value (the settings' env) expanded as a prompt
+    "memlane-hook user-prompt-submit ${a[X]}",  # X's value evaluated as arithmetic
+    "memlane-hook user-prompt-submit $[a[X]]"])
 def test_doctor_says_when_a_committed_memlane_hook_runs_something_besides_memlane(repo, capsys, command):
     """What the list-and-substitution check let through: a newline, a substitution in double quotes
     or in the guard's program, a program that is not memlane's (memlane named in a comment or an
@@ -384,7 +387,7 @@ def test_doctor_says_when_a_committed_memlane_hook_runs_something_besides_memlan
     "/opt/tools/bin/memlane hook session-start --agent codex --embedder none",
     "'/opt/my python/bin/python3' -P -m memlane.adapters.cli hook user-prompt-submit",
     "~/.local/bin/memlane-hook user-prompt-submit --store ~/notes",
-    "memlane hook user-prompt-submit --index \"$HOME/idx.db\"",
+    "memlane hook user-prompt-submit --index \"$HOME/idx.db\" --store ${HOME}/notes",
     GUARD.format(program="memlane-hook", command="memlane-hook user-prompt-submit --agent gemini"),
     "if command -v memlane-hook >/dev/null 2>&1; then memlane-hook user-prompt-submit; fi"])
 def test_doctor_does_not_say_memlanes_own_commands_run_more_than_memlane(repo, capsys, command):
