@@ -15,6 +15,7 @@ import pytest
 
 from memlane.adapters import install
 from memlane.adapters.cli import main as cli
+from memlane.adapters.doctor import _one_line
 from memlane.adapters.install import InstallError, hook_command, plan_claude, settings_path
 
 OTHER = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other-tool recall",
@@ -859,3 +860,41 @@ def test_doctor_shows_a_hook_command_that_runs_more_than_memlane_as_written_on_o
         assert "\x1b" not in out
         assert "$(touch${IFS}/tmp/x)memlane-hook" in line if command is guarded else \
             "\\n\\x1b[1A\\x1b[2Ktouch /tmp/x" in line
+
+
+@pytest.mark.parametrize("variable", ["PATH", "PYTHONPATH", "LD_PRELOAD", "BASH_ENV", "BASH_FUNC_memlane-hook%%",
+                                      "BASH_FUNC_\x1b[2J%%"])
+def test_doctor_says_when_the_shared_settings_set_what_decides_what_memlanes_hook_runs(repo, capsys, variable):
+    """Claude Code applies a settings file's "env" to the commands it runs: a cloned repository's
+    PATH finds its own memlane-hook, its PYTHONPATH is imported first, its LD_PRELOAD loaded, its
+    BASH_ENV run, its BASH_FUNC_ a function in memlane-hook's name — memlane's own command all the same."""
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"env": {variable: "./tools", "MAX_THINKING_TOKENS": "2000"}, "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": GUARD.format(
+            program="memlane-hook", command="memlane-hook user-prompt-submit"), "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "decides what memlane" in p["what"]]
+    assert problem["where"] == str(settings) and _one_line(variable) in problem["what"]
+    assert "MAX_THINKING_TOKENS" not in problem["what"] and "\x1b" not in problem["what"]  # shown, never run
+
+
+def test_doctor_leaves_other_variables_and_settings_without_memlanes_hooks_alone(repo, capsys):
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"env": {"MAX_THINKING_TOKENS": "2000"}, "hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "memlane-hook user-prompt-submit", "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "decides what memlane" in p["what"]] == []
+
+
+def test_doctor_leaves_the_users_own_settings_path_alone(repo, capsys):
+    """The user's own settings (``--user``) may set PATH: theirs, not a cloned repository's."""
+    settings = repo.parent / "home" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"env": {"PATH": "/opt/tools/bin:/usr/bin"}, "hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "memlane-hook user-prompt-submit", "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["agents"]["hooks"]["claude"] == {"user": str(settings)}
+    assert [p for p in out["problems"] if "decides what memlane" in p["what"]] == []
