@@ -898,3 +898,15 @@ def test_doctor_leaves_the_users_own_settings_path_alone(repo, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["agents"]["hooks"]["claude"] == {"user": str(settings)}
     assert [p for p in out["problems"] if "decides what memlane" in p["what"]] == []
+
+
+def test_doctor_says_when_a_repositorys_local_settings_set_what_decides_what_memlanes_hook_runs(repo, capsys):
+    """.claude/settings.local.json is the machine's own file, but a cloned repository can commit one."""
+    local = repo / ".claude" / "settings.local.json"
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.write_text(json.dumps({"env": {"PATH": "./bin:/usr/bin"}, "hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "memlane-hook user-prompt-submit", "timeout": 10}]}]}}))
+    assert cli(["doctor", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["agents"]["hooks"]["claude"] == {"local": str(local)}
+    assert [p["where"] for p in out["problems"] if "decides what memlane" in p["what"]] == [str(local)]

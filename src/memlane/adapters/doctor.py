@@ -144,21 +144,23 @@ def check_socket_folder() -> list[Problem]:
 def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
     """Installed hooks whose command would not run on this machine, runs more than memlane, or
     whose shared settings set what decides what it runs."""
-    from .install import memlane_commands
+    from .install import unguarded, written_commands
 
     flags = {"local": "", "shared": " --shared", "user": " --user"}
     problems = []
     for agent, where in hooks.items():
         for scope, path in where.items():
-            steering = _steering_env(Path(path)) if scope == "shared" else []  # the user's own PATH is theirs
+            # the repository's files (its local one can be committed too); the user's own PATH is theirs
+            steering = _steering_env(Path(path)) if scope != "user" else []
             if steering:
                 named = _one_line(", ".join(steering))
-                problems.append(Problem(f"the {agent} settings this repository shares set {named} for "
+                problems.append(Problem(f"the {agent} settings in this repository set {named} for "
                                         "the agent's commands, which decides what memlane's hooks run (another "
                                         "program in memlane's name, a library or module loaded into it)", path,
                                         "read what that setting points at before an agent starts here; take it out "
                                         "of that file's \"env\" unless your team put it there on purpose"))
-            for written, command in zip(_hook_commands(Path(path)), memlane_commands(Path(path))):
+            for written in written_commands(Path(path)):
+                command = unguarded(written)
                 if _runs_more_than_memlane(written):
                     problems.append(Problem(f"the {agent} hooks run more than memlane: `{_one_line(written)}`", path,
                                             "read what else that command runs before an agent starts here; "
@@ -262,16 +264,6 @@ def recent_hook_failures(hours: float = 24.0, limit: int = 3) -> list[str]:
 _ANSWERED = re.compile(r" memlane: hook [\w-]+: session .*, \d+ chars in \d+ ms$")
 
 
-def _settings(path: Path):
-    """The settings file at ``path`` as the agent reads it (JSON with comments); None when unreadable."""
-    from .install import _loads
-
-    try:
-        return _loads(path.read_text(encoding="utf-8"), comments=True)
-    except (OSError, ValueError):
-        return None
-
-
 #: environment variables that decide what a hook command runs: where ``memlane-hook`` is found,
 #: what its Python imports first, a library loaded into every program, a file bash runs first, a
 #: shell function standing in for a command, a trace prompt expanded (substitutions and all)
@@ -282,26 +274,13 @@ _STEERING_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_")
 def _steering_env(path: Path) -> list[str]:
     """The variables among ``_STEERING`` that the settings file at ``path`` sets for the agent's
     commands (Claude Code's ``env``)."""
-    settings = _settings(path)
+    from .install import read_settings_file
+
+    settings = read_settings_file(path)
     env = settings.get("env") if isinstance(settings, dict) else None
     if not isinstance(env, dict):
         return []
     return sorted(str(k) for k in env if str(k) in _STEERING or str(k).startswith(_STEERING_PREFIXES))
-
-
-def _hook_commands(path: Path) -> list[str]:
-    """memlane's hook commands in the settings file at ``path`` as written, guard and all, in the
-    order ``install.memlane_commands`` gives them (which reads a guarded one as the command it
-    runs)."""
-    from .install import _is_ours
-
-    settings = _settings(path)
-    hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    if not isinstance(hooks, dict):
-        return []
-    handlers = [h for groups in hooks.values() if isinstance(groups, list) for g in groups if isinstance(g, dict)
-                for h in ([g] if "command" in g else g.get("hooks", []) if isinstance(g.get("hooks"), list) else [])]
-    return [str(h["command"]) for h in handlers if isinstance(h, dict) and _is_ours(h)]
 
 
 #: what makes a shell run more than the words it is given, wherever in the line: a newline (a

@@ -501,18 +501,30 @@ def installed(path: Path) -> bool:
 
 def memlane_commands(path: Path) -> list[str]:
     """The commands of memlane's hooks in the settings file at ``path`` (none when it has none
-    or cannot be read; read as JSON with comments, as Gemini CLI reads its own), a guarded one as
-    the command it runs."""
-    try:
-        settings = _loads(path.read_text(encoding="utf-8"), comments=True)
-    except (OSError, ValueError):
-        return []
+    or cannot be read), a guarded one as the command it runs."""
+    return [unguarded(command) for command in written_commands(path)]
+
+
+def written_commands(path: Path) -> list[str]:
+    """The commands of memlane's hooks in the settings file at ``path`` as it writes them, guard
+    and all (none when it has none or cannot be read; read as JSON with comments, as Gemini CLI
+    reads its own)."""
+    settings = read_settings_file(path)
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
     if not isinstance(hooks, dict):
         return []
     handlers = [h for groups in hooks.values() if isinstance(groups, list) for g in groups if isinstance(g, dict)
                 for h in ([g] if "command" in g else g.get("hooks", []) if isinstance(g.get("hooks"), list) else [])]
-    return [unguarded(str(h["command"])) for h in handlers if isinstance(h, dict) and _is_ours(h)]
+    return [str(h["command"]) for h in handlers if isinstance(h, dict) and _is_ours(h)]
+
+
+def read_settings_file(path: Path):
+    """An agent's settings file at ``path`` as the agent reads it (JSON with comments); None when
+    it cannot be read."""
+    try:
+        return _loads(path.read_text(encoding="utf-8"), comments=True)
+    except (OSError, ValueError):
+        return None
 
 
 def _backup_file(path: Path) -> Path:
