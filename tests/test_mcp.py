@@ -222,6 +222,30 @@ def test_refusals_are_tool_errors_and_the_server_goes_on(tmp_path, store):
     assert not list(store.glob("*huge*")) and not list(store.glob("project_ok*"))
 
 
+def test_a_path_among_the_ids_is_refused_on_its_own_and_the_good_ids_come(tmp_path, store):
+    """get(["lock_timeout", "../../etc/passwd", ...]) answers lock_timeout, and says per id why
+    each other id is not there; nothing outside the store is read."""
+    (tmp_path / "outside.md").write_text("---\nname: outside\ndescription: when x\ntype: project\n---\n"
+                                         "the text outside the store\n")
+    ids = ["lock_timeout", "../../etc/passwd", "sub/lock_timeout", "../outside", "no_such_note"]
+
+    async def calls(client):
+        return {"mixed": answer(await client.call_tool("get", {"ids": ids, "depth": "full"})),
+                "only_bad": await client.call_tool("get", {"ids": ["../outside", "no_such_note"]})}
+
+    out = session(tmp_path, store, calls)
+    mixed = out["mixed"]
+    assert [n["id"] for n in mixed["notes"]] == ["lock_timeout"] and "Set lock_timeout" in mixed["notes"][0]["body"]
+    errors = {e["id"]: e["error"] for e in mixed["errors"]}
+    assert set(errors) == set(ids[1:])
+    for refused in ("../../etc/passwd", "sub/lock_timeout", "../outside"):
+        assert "is not a note id" in errors[refused], refused
+    assert "no note with this id" in errors["no_such_note"] and mixed["unknown"] == ["no_such_note"]
+    assert "outside the store" not in json.dumps(mixed) and "root:" not in json.dumps(mixed)
+    assert out["only_bad"].is_error  # nothing to return: an error that names each id
+    assert "'../outside' is not a note id" in text(out["only_bad"]) and "'no_such_note'" in text(out["only_bad"])
+
+
 def test_answers_fit_the_hosts_limit(tmp_path):
     from memlane import Memory
     from memlane.adapters.mcp_server import MAX_TOKENS, Engine

@@ -129,24 +129,37 @@ class Engine:
         if len(ids) > MAX_IDS:
             raise ToolError(f"at most {MAX_IDS} ids per call, got {len(ids)}")
         memory = self.memory
-        notes, unknown = [], []
+        notes, unknown, refused = [], [], []
+        errors = []  # one {"id", "error"} per id not returned: refused (a path, not a name) or unknown
         for note_id in ids:
             domain, _, address = str(note_id).partition(":")
             if domain in OTHER_DOMAINS and address:  # "knowledge:guide.md#Install", "code:pkg.mod.f:12" …
                 hit = self.fabric().fetch(domain, address[:500])
                 if hit is None:
                     unknown.append(note_id)
+                    errors.append({"id": note_id, "error": f"no {domain} unit at {address[:200]!r}"})
                 else:
                     notes.append(_shape_hit(hit.as_dict(), depth) | {"id": note_id})
                 continue
-            found = [n for n in memory.show(_safe_name(note_id), session="mcp") if not n["meta"].get("private")]
+            try:  # one id that holds a path is refused on its own: the other ids are still fetched
+                name = _safe_name(note_id)
+            except ToolError as exc:
+                refused.append(str(exc))
+                errors.append({"id": str(note_id)[:200], "error": str(exc)})
+                continue
+            found = [n for n in memory.show(name, session="mcp") if not n["meta"].get("private")]
             if not found:
                 unknown.append(note_id)
+                errors.append({"id": note_id, "error": "no note with this id; ids come from recall"})
                 continue
             notes.append(_note(found[0], depth))
         if not notes:
-            raise ToolError(f"no note with id {', '.join(map(repr, unknown))}; ids come from recall")
-        return _fit({"depth": depth.value, "notes": notes, "unknown": unknown}, None)
+            raise ToolError("; ".join(refused + ([f"no note with id {', '.join(map(repr, unknown))}; ids come from "
+                                                  "recall"] if unknown else [])))
+        answer = {"depth": depth.value, "notes": notes, "unknown": unknown}
+        if errors:
+            answer["errors"] = errors
+        return _fit(answer, None)
 
     def related(self, note_id: str) -> dict:
         memory = self.memory
