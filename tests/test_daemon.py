@@ -96,6 +96,39 @@ def test_a_prompt_holding_a_lone_surrogate_is_answered(setup):
     assert "feedback_ci_cache.md" in text and "memory is off" not in text
 
 
+def _not_utf8(setup, session) -> bytes:
+    raw = payload(setup, session=session, prompt="why is the CI cache stale after a rebase? cafE").encode()
+    return raw.replace(b"cafE", b"caf\xe9")  # Latin-1's é: no UTF-8
+
+
+def _strict(setup, cmd, stdin: bytes):
+    """``cmd`` with a standard input that is strict UTF-8 (a UTF-8 locale: the host's usual)."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    return subprocess.run(cmd, input=stdin, capture_output=True, timeout=120, cwd=setup["tmp"], env=env)
+
+
+@pytest.mark.parametrize("how", ["client, no daemon", "client, through the daemon", "memlane hook"])
+def test_hook_input_that_is_not_utf8_is_answered_and_no_failure(setup, sealed_env, how, request):
+    """Bytes that are not UTF-8 are read with U+FFFD: the prompt is answered and one log line
+    says so — no hook failure for `memlane doctor` to show, and no prompt read as empty."""
+    from memlane.adapters.doctor import recent_hook_failures
+
+    if how == "client, through the daemon":
+        request.getfixturevalue("daemon")
+    hook = [sys.executable, "-m", "memlane.adapters.hookclient"] if how.startswith("client") else [
+        sys.executable, "-m", "memlane.adapters.cli", "hook"]
+    cmd = [*hook, "user-prompt-submit", *setup["args"], *(["--no-daemon"] if how == "client, no daemon" else [])]
+    raw = _not_utf8(setup, session=how)
+    with pytest.raises(UnicodeDecodeError):
+        raw.decode("utf-8")
+    proc = _strict(setup, cmd, raw)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert "feedback_ci_cache.md" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    log = (sealed_env / "cache" / "hook.log").read_text()
+    assert "hook input is not valid UTF-8" in log and f"session {how}, " in log
+    assert "failed" not in log and recent_hook_failures() == []
+
+
 def test_without_a_daemon_the_client_answers_itself_and_starts_one(setup):
     proc = client(setup, payload(setup))
     assert proc.returncode == 0 and "feedback_ci_cache.md" in proc.stdout  # keyword-only, in-process

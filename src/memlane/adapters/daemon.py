@@ -298,7 +298,9 @@ def _handle(conn: socket.socket, workspace: Workspace, deadline: float) -> str |
         if event == "recall":
             stdout = answer_recall(workspace, stdin.decode("utf-8", "replace"), deadline=deadline)
         elif event in (SESSION_START, PROMPT):
-            answer(workspace, event, stdin.decode("utf-8", "replace"), agent or "claude", deadline=deadline,
+            from .hook import decode_input
+
+            answer(workspace, event, decode_input(stdin), agent or "claude", deadline=deadline,
                    reply=lambda out: _reply(conn, b"ok\n" + out.encode("utf-8")))
             return None  # answered, then its writes made
         else:

@@ -103,6 +103,26 @@ def _file_logging() -> None:
         old.close()
 
 
+def read_input(stdin) -> str:
+    """All of the hook's input as text. Read as bytes where the stream has them (the host's
+    stdin): input that is not UTF-8 is the host's odd bytes, not memory failing, so it is read
+    with U+FFFD in their place and said in one log line — a decode error on the text stream
+    had lost the prompt, logged as a hook failure."""
+    buffer = getattr(stdin, "buffer", None)
+    data = buffer.read() if buffer is not None else stdin.read()
+    return decode_input(data) if isinstance(data, (bytes, bytearray)) else data
+
+
+def decode_input(data: bytes) -> str:
+    """``data`` as UTF-8, with U+FFFD for each byte that is not (and one log line saying so)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        log.info("hook input is not valid UTF-8 (first at byte %d of %d): read with U+FFFD in place of "
+                 "the bytes that are not", exc.start, len(data))
+        return data.decode("utf-8", "replace")
+
+
 def parse_payload(raw: str, agent: str = DEFAULT) -> dict:
     """The hook's stdin as the layers read it; raises ``ValueError`` on anything but a JSON object."""
     payload = json.loads(raw) if raw.strip() else {}
@@ -224,7 +244,7 @@ def run_hook(event: str, *, stores: list[str] | None = None, embedder: str | Non
                     unsafe_socket_folder)
     payload = None
     try:
-        payload = parse_payload(stdin.read(), agent)
+        payload = parse_payload(read_input(stdin), agent)
         missing = check_hook_command(stores, wanted_embedder or embedder)
         cwd = root or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
         from ..memory import Memory

@@ -176,7 +176,7 @@ def forget_refusal(key: str) -> None:
         pass
 
 
-def ask_daemon(path: str, event: str, stdin: str = "") -> str | None:
+def ask_daemon(path: str, event: str, stdin: str | bytes = "") -> str | None:
     """What the daemon says the hook should print (possibly nothing), or None when no daemon
     is there, it is busy, or it is not safe to talk to. The protocol is bytes: ``EVENT\\n`` and
     the hook's stdin, then the hook's stdout until the daemon closes — no JSON to import here.
@@ -191,7 +191,8 @@ def ask_daemon(path: str, event: str, stdin: str = "") -> str | None:
         sock.connect(path)
         deadline = time.monotonic() + REPLY_TIMEOUT_S
         sock.settimeout(REPLY_TIMEOUT_S)
-        sock.sendall(event.encode() + b"\n" + stdin.encode("utf-8", "surrogateescape"))
+        data = stdin if isinstance(stdin, bytes) else stdin.encode("utf-8", "surrogateescape")
+        sock.sendall(event.encode() + b"\n" + data)
         sock.shutdown(_sock.SHUT_WR)
         chunks, size = [], 0
         while size < MAX_REPLY:
@@ -277,10 +278,12 @@ def _main(argv: list[str] | None) -> int:
         sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--agent claude|codex|gemini|cursor] [--store DIR] "
                          "[--embedder NAME] [--index FILE] [--no-daemon]\n")
         return 0  # even a misconfigured hook must not block the agent
-    try:
-        raw = sys.stdin.read()
-    except (OSError, ValueError):
-        raw = ""
+    try:  # bytes, as sent: input that is not UTF-8 is read with U+FFFD by whoever answers (and logged)
+        buffer = getattr(sys.stdin, "buffer", None)  # none on a stream of text only (a caller's StringIO)
+        data = buffer.read() if buffer is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
+    except (AttributeError, OSError, ValueError):  # no stdin at all (None), or closed
+        data = b""
+    raw = data.decode("utf-8", "replace")
     from .agents import load
 
     try:
@@ -291,7 +294,7 @@ def _main(argv: list[str] | None) -> int:
     key = daemon_key(root, args["stores"], args["embedder"], args["index"])
     refused = False
     if not args["no_daemon"]:
-        answer = ask_daemon(socket_path(key), f"{args['event']} {args['agent']}", raw)
+        answer = ask_daemon(socket_path(key), f"{args['event']} {args['agent']}", data)
         if answer is not None:
             sys.stdout.write(answer)
             return 0
@@ -308,7 +311,7 @@ def _main(argv: list[str] | None) -> int:
     # come — its folder is not private, or it refused this command — the notes are read again here,
     # else a note added, edited or deleted since would never reach (or leave) the agent
     return run_hook(args["event"], stores=args["stores"] or None, embedder="none",
-                    index=args["index"], stdin=io.StringIO(raw), refresh=bool(unsafe) or refused,
+                    index=args["index"], stdin=io.BytesIO(data), refresh=bool(unsafe) or refused,
                     agent=args["agent"], unsafe_socket_folder=unsafe, wanted_embedder=args["embedder"], root=root)
 
 
