@@ -432,7 +432,8 @@ def test_cursor_gets_a_session_start_hook_in_its_flat_shape(repo):
     data = read(path)
     assert data["version"] == 1 and data["hooks"]["afterFileEdit"] == [{"command": "./format.sh"}]
     (entry,) = data["hooks"]["sessionStart"]
-    assert entry["command"].endswith("session-start --agent cursor") and "beforeSubmitPrompt" not in data["hooks"]
+    assert install.unguarded(entry["command"]).endswith("session-start --agent cursor")
+    assert "beforeSubmitPrompt" not in data["hooks"]
     assert cli(["install", "cursor"]) == 0 and len(read(path)["hooks"]["sessionStart"]) == 1  # idempotent
     from memlane.adapters.install import installed
 
@@ -675,6 +676,34 @@ def test_a_committed_codex_or_gemini_hook_does_nothing_for_a_teammate_without_me
     assert mine and all(not c.startswith(("if ", "sh -c ")) and c.split()[0].strip("'").startswith("/") for c in mine)
 
 
+def _commands(path) -> list[str]:
+    """Every hook command in an agent's settings file: listed flat under each event (Cursor) or in groups."""
+    return [h["command"] for entries in read(path)["hooks"].values() for e in entries
+            for h in (e["hooks"] if "hooks" in e else [e])]
+
+
+def test_a_committed_cursor_hook_does_nothing_for_a_teammate_without_memlane(repo, tmp_path):
+    """Cursor's project file (.cursor/hooks.json) is the one a team commits: its command is guarded as
+    Claude Code's shared one is — it does nothing where memlane-hook is missing (exit 0, no output, no
+    hook error) and runs it where it is there; a --user install keeps this machine's absolute command."""
+    assert cli(["install", "cursor"]) == 0
+    path = settings_path("shared", agent="cursor")
+    commands = _commands(path)
+    assert commands == ["sh -c 'if command -v memlane-hook >/dev/null 2>&1; then memlane-hook session-start "
+                        "--agent cursor; fi'"]
+    assert install.memlane_commands(path) == ["memlane-hook session-start --agent cursor"]
+    without, with_it = _path_folders(tmp_path)
+    missing = subprocess.run(["sh", "-c", commands[0]], input="{}", capture_output=True, text=True,
+                             env={"PATH": f"{without}:/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=30)
+    assert (missing.returncode, missing.stdout, missing.stderr) == (0, "", "")
+    ran = subprocess.run(["sh", "-c", commands[0]], input="{}", capture_output=True, text=True,
+                         env={"PATH": f"{with_it}:/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=30)
+    assert ran.returncode == 0 and ran.stdout == "memlane-hook ran: session-start --agent cursor {}\n"
+    assert cli(["install", "cursor", "--user"]) == 0
+    [mine] = _commands(settings_path("user", agent="cursor"))
+    assert not mine.startswith("sh -c ") and mine.split()[0].strip("'").startswith("/")
+
+
 def _path_folders(tmp_path):
     """Two folders for PATH: one without memlane-hook, one with a fake that says how it was run."""
     without, with_it = tmp_path / "without", tmp_path / "with"
@@ -690,7 +719,7 @@ SHELLS = ["sh", "bash", "zsh", "fish"]
 
 
 @pytest.mark.parametrize("shell", SHELLS)
-@pytest.mark.parametrize("agent", ["codex", "gemini", "claude"])
+@pytest.mark.parametrize("agent", ["codex", "gemini", "claude", "cursor"])
 def test_a_committed_hook_command_runs_under_every_login_shell(repo, tmp_path, agent, shell):
     """Codex hands the committed command to the user's login shell (``$SHELL -lc``), which may be
     zsh or fish; a bare POSIX ``if …; then …; fi`` is a syntax error in fish, and then no hook ran
@@ -701,8 +730,7 @@ def test_a_committed_hook_command_runs_under_every_login_shell(repo, tmp_path, a
     if program is None:
         pytest.skip(f"{shell} is not installed here")
     assert cli(["install", agent, "--shared"]) == 0
-    hooks = read(settings_path("shared", agent=agent))["hooks"]
-    commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
+    commands = _commands(settings_path("shared", agent=agent))
     without, with_it = _path_folders(tmp_path)
     home = tmp_path / "shell-home"  # fish writes its own config folders there
     home.mkdir()

@@ -9,7 +9,7 @@ Where the hooks go, and with which command:
 - **shared** (``--shared``; the only project file Codex, Gemini and Cursor have): the settings file a
   team commits. The command is the bare ``memlane-hook``, which resolves on any teammate's machine
   that has memlane installed as a tool; memlane checks it resolves here and says how to make it so.
-  Where the agent runs hook commands through a POSIX shell (Claude Code, Codex CLI, Gemini CLI), the
+  Where the agent runs hook commands through a shell (Claude Code, Codex CLI, Gemini CLI, Cursor), the
   command first asks the shell whether ``memlane-hook`` is there and does nothing when it is not, so
   a teammate without memlane gets no "hook error" on every prompt (:func:`guarded`).
 - **user** (``--user``): the agent's settings in the home folder, for every project, with the

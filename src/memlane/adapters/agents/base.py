@@ -52,7 +52,8 @@ class Agent:
         self.statusline = statusline  # it can run a status line command that reports the context fill
         self.flat_hooks = flat_hooks  # its settings list handlers directly under an event (no matcher groups)
         self.named_handlers = named_handlers  # each handler carries a "name"
-        #: its hook commands run through a POSIX shell, so a committed one can step aside where memlane is missing
+        #: its committed hook command is guarded (``sh -c '…'``, ``install.guarded``): it steps aside where memlane
+        #: is missing
         self.posix_shell = posix_shell
         #: it reads its settings file as JSON with comments, so memlane reads it so too (and never writes it back)
         self.commented_settings = commented_settings

@@ -38,5 +38,12 @@ def _output(event: str, text: str) -> str:
 AGENT = Agent(
     name="cursor", label="Cursor", settings_folder=".cursor", settings_file="hooks.json", prompt_event=None,
     session_event="sessionStart", timeout=0, flat_hooks=True,
+    # its project file is the one a team commits: guarded as Claude Code's shared command is
+    # (``install.guarded``), so a teammate without memlane gets no hook error. The guard is the one
+    # form memlane writes, ``sh -c '<one quoted word>'``: it reads the same handed to sh, bash, zsh or
+    # fish. On Windows it needs an ``sh`` on the PATH (Git for Windows has one); memlane itself is
+    # made for POSIX systems (README: its daemon listens on a Unix socket), so a PowerShell- or
+    # cmd-only machine gets no memory from the bare command either.
+    posix_shell=True,
     install_note="sessionStart only: Cursor's beforeSubmitPrompt cannot add context", tells_user=False,
     normalise=_normalise, root_from_payload=_root, output=_output)
