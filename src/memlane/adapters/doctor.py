@@ -203,6 +203,71 @@ def check_mcp(servers: dict[str, dict]) -> list[Problem]:
     return problems
 
 
+#: environment variables that change which code a Python program runs (memlane's MCP server is one)
+_CODE_ENV = re.compile(r"\A(PYTHON\w*|LD_\w+|DYLD_\w+|PATH)\Z")
+
+
+def check_committed_mcp(path: Path) -> list[Problem]:
+    """What the ``memlane`` entry of a repository's committed ``.mcp.json`` (``mcpServers.memlane``)
+    runs, when it is not memlane's MCP server as ``memlane install claude --mcp --shared`` writes it
+    (``memlane mcp``, memlane's own options after it): another program, a shell with a command of
+    its own, an environment that makes Python run other code, a remote server. A cloned repository
+    can commit one; Claude Code starts it once the user approves the project's servers. A file that
+    is not JSON, or not in ``.mcp.json``'s shape, is said so too."""
+    import json
+
+    fix = ("read what it runs before you approve this project's MCP servers in Claude Code; "
+           "`memlane install claude --mcp --shared` puts memlane's own server in its place")
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        why = ("is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"is not valid JSON ({exc})"
+               if isinstance(exc, ValueError) else f"cannot be read ({exc.strerror or exc})")
+        return [Problem(f"this repository's .mcp.json {why}, so Claude Code cannot read its MCP servers, and doctor "
+                        "cannot check what its memlane server runs", str(path),
+                        "correct the file (or remove it); `memlane install claude --mcp --shared` then registers "
+                        "memlane's server in it")]
+    if isinstance(settings, dict) and "mcpServers" not in settings:
+        return []
+    servers = settings["mcpServers"] if isinstance(settings, dict) else None
+    if not isinstance(servers, dict):
+        return [Problem("this repository's .mcp.json is not in the shape Claude Code reads (an object with an "
+                        "\"mcpServers\" object), so doctor cannot check what its memlane server runs", str(path),
+                        "correct the file (or remove it)")]
+    if "memlane" not in servers:
+        return []
+    server = servers["memlane"]
+    kind = server.get("type", "stdio") if isinstance(server, dict) else None
+    if isinstance(server, dict) and kind != "stdio":  # Claude Code reads an entry without "type" as stdio
+        return [Problem(f"the MCP server named memlane in this repository's .mcp.json is a remote server (type "
+                        f"{kind!r}), not memlane's MCP server, which runs on this machine", str(path), fix)]
+    command = server.get("command") if isinstance(server, dict) else None
+    args = server.get("args", []) if isinstance(server, dict) else None
+    if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        return [Problem("the MCP server named memlane in this repository's .mcp.json is no command with a list of "
+                        "arguments", str(path), fix)]
+    shown = shlex.join([command, *args])
+    shown = shown if len(shown) <= 300 else shown[:299] + "…"
+    # memlane writes the bare name (each machine's PATH finds it); a path is memlane's only outside the
+    # repository: a program the repository holds, named memlane, is the repository's own
+    root = path.parent.resolve()
+    program = command == "memlane" or (os.path.isabs(command) and os.path.basename(command) == "memlane"
+                                       and not Path(command).resolve().is_relative_to(root))
+    runs_memlane = program and args[:1] == ["mcp"]
+    if not runs_memlane:
+        return [Problem(f"the MCP server named memlane in this repository's .mcp.json runs something other than "
+                        f"memlane's MCP server: `{shown}`", str(path), fix)]
+    env = server.get("env")
+    odd = sorted(k for k in env if _CODE_ENV.match(str(k))) if isinstance(env, dict) else []
+    if odd or (env is not None and not isinstance(env, dict)):
+        return [Problem(f"the MCP server named memlane in this repository's .mcp.json runs memlane with "
+                        f"{', '.join(odd) or 'an env that is not an object'} set, which can make it run other code",
+                        str(path), fix)]
+    return []
+
+
 def _this_installation(program: str) -> bool:
     """Whether ``program`` lives in the environment this memlane runs in."""
     prefix = Path(sys.prefix).resolve()
@@ -361,6 +426,7 @@ def _runs(program: str) -> bool:
     return shutil.which(program) is not None
 
 
-__all__ = ["Problem", "check_hooks", "check_index", "check_integrity", "check_judge", "check_mcp", "check_stores",
+__all__ = ["Problem", "check_committed_mcp", "check_hooks", "check_index", "check_integrity", "check_judge",
+           "check_mcp", "check_stores",
            "check_team",
            "open_memory_for_doctor", "recent_hook_failures"]

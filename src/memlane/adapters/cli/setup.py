@@ -142,7 +142,12 @@ def cmd_doctor(args) -> int:
     problems += doctor.check_team(data.get("team"))
     problems += doctor.check_judge(memory)
     problems += doctor.check_hooks(data["agents"]["hooks"])
-    problems += doctor.check_mcp(data["agents"]["mcp"])
+    from ..install import mcp_config_path
+
+    committed = doctor.check_committed_mcp(mcp_config_path("shared")[0])  # what a cloned .mcp.json runs
+    problems += committed
+    problems += doctor.check_mcp({scope: server for scope, server in data["agents"]["mcp"].items()
+                                  if not (committed and scope == "shared")})  # said once, as what it runs
     problems += doctor.check_socket_folder()
     data["hook_failures"] = doctor.recent_hook_failures()
     data["problems"] = [p.as_dict() for p in problems]
