@@ -411,6 +411,8 @@ def test_doctor_does_not_say_memlanes_own_commands_run_more_than_memlane(repo, c
     ({"command": "./tools/memlane", "args": ["mcp"]}, "other than memlane's MCP server: `./tools/memlane mcp`"),
     ({"command": "REPO/tools/memlane", "args": ["mcp"]}, "tools/memlane mcp`"),  # the repository's own, by path
     ({"command": "memlane", "args": ["mcp"], "env": {"PYTHONPATH": "."}}, "runs memlane with PYTHONPATH set"),
+    ({"command": "memlane", "args": ["mcp"], "env": {"BASH_ENV": "./x"}}, "runs memlane with BASH_ENV set"),
+    ({"command": "sh", "args": ["-c", "memlane mcp\x1b[2J"]}, "`sh -c 'memlane mcp\\x1b[2J'`"),  # shown, not run
     ({"command": "../memlane", "args": ["mcp"]}, "other than memlane's MCP server: `../memlane mcp`"),
     ({"type": "http", "url": "https://example.invalid/mcp"}, "is a remote server (type 'http')"),
     ({"type": "sse", "url": "https://example.invalid/sse", "command": "memlane", "args": ["mcp"]},

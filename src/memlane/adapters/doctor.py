@@ -203,10 +203,6 @@ def check_mcp(servers: dict[str, dict]) -> list[Problem]:
     return problems
 
 
-#: environment variables that change which code a Python program runs (memlane's MCP server is one)
-_CODE_ENV = re.compile(r"\A(PYTHON\w*|LD_\w+|DYLD_\w+|PATH)\Z")
-
-
 def check_committed_mcp(path: Path) -> list[Problem]:
     """What the ``memlane`` entry of a repository's committed ``.mcp.json`` (``mcpServers.memlane``)
     runs, when it is not memlane's MCP server as ``memlane install claude --mcp --shared`` writes it
@@ -249,7 +245,7 @@ def check_committed_mcp(path: Path) -> list[Problem]:
         return [Problem("the MCP server named memlane in this repository's .mcp.json is no command with a list of "
                         "arguments", str(path), fix)]
     shown = shlex.join([command, *args])
-    shown = shown if len(shown) <= 300 else shown[:299] + "…"
+    shown = _one_line(shown if len(shown) <= 300 else shown[:299] + "…")
     # memlane writes the bare name (each machine's PATH finds it); a path is memlane's only outside the
     # repository: a program the repository holds, named memlane, is the repository's own
     root = path.parent.resolve()
@@ -260,7 +256,7 @@ def check_committed_mcp(path: Path) -> list[Problem]:
         return [Problem(f"the MCP server named memlane in this repository's .mcp.json runs something other than "
                         f"memlane's MCP server: `{shown}`", str(path), fix)]
     env = server.get("env")
-    odd = sorted(k for k in env if _CODE_ENV.match(str(k))) if isinstance(env, dict) else []
+    odd = _steering(env) if isinstance(env, dict) else []
     if odd or (env is not None and not isinstance(env, dict)):
         return [Problem(f"the MCP server named memlane in this repository's .mcp.json runs memlane with "
                         f"{', '.join(odd) or 'an env that is not an object'} set, which can make it run other code",
@@ -332,8 +328,14 @@ _ANSWERED = re.compile(r" memlane: hook [\w-]+: session .*, \d+ chars in \d+ ms$
 #: environment variables that decide what a hook command runs: where ``memlane-hook`` is found,
 #: what its Python imports first, a library loaded into every program, a file bash runs first, a
 #: shell function standing in for a command, a trace prompt expanded (substitutions and all)
-_STEERING = ("PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4")
-_STEERING_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_")
+_STEERING = ("PATH", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4")
+_STEERING_PREFIXES = ("PYTHON", "LD_", "DYLD_", "BASH_FUNC_")
+
+
+def _steering(env: dict) -> list[str]:
+    """The variables of ``env`` (an agent's ``env`` for its commands, an MCP server's own) that
+    decide what a command runs, sorted."""
+    return sorted(str(k) for k in env if str(k) in _STEERING or str(k).startswith(_STEERING_PREFIXES))
 
 
 def _steering_env(path: Path) -> list[str]:
@@ -343,9 +345,7 @@ def _steering_env(path: Path) -> list[str]:
 
     settings = read_settings_file(path)
     env = settings.get("env") if isinstance(settings, dict) else None
-    if not isinstance(env, dict):
-        return []
-    return sorted(str(k) for k in env if str(k) in _STEERING or str(k).startswith(_STEERING_PREFIXES))
+    return _steering(env) if isinstance(env, dict) else []
 
 
 #: what makes a shell run more than the words it is given, wherever in the line: a newline (a
@@ -427,6 +427,5 @@ def _runs(program: str) -> bool:
 
 
 __all__ = ["Problem", "check_committed_mcp", "check_hooks", "check_index", "check_integrity", "check_judge",
-           "check_mcp", "check_stores",
-           "check_team",
+           "check_mcp", "check_shared_folder", "check_stores", "check_team",
            "open_memory_for_doctor", "recent_hook_failures"]
