@@ -1,4 +1,5 @@
-"""The cold fallback alone: `memlane-hook user-prompt-submit --no-daemon` in fresh processes on a
+"""The cold fallback alone: `memlane-hook user-prompt-submit --no-daemon --index-as-is` (the index as it is, as
+while a daemon starts) in fresh processes on a
 keyword-only index of synthetic notes (built in under a minute, no model), each prompt in a new
 session. Two rounds: the first screens notes this index's verdict file has not seen, the second the
 same prompts again (their verdicts kept). With ``--ahead``, this checkout's index is first served by
@@ -90,7 +91,7 @@ def main(argv=None) -> int:
             copy = work / f"index-{n}.sqlite"
             shutil.copyfile(index, copy)
             hooks[name] = [sys.executable, str(REPO / "scripts" / "memlane-hook"), "user-prompt-submit",
-                           "--store", str(store), "--index", str(copy), "--no-daemon"]
+                           "--store", str(store), "--index", str(copy), "--no-daemon", "--index-as-is"]
         base = []
         for _ in range(20):
             started = time.perf_counter()

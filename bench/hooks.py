@@ -13,7 +13,8 @@ every prompt. Then, one fresh ``memlane-hook user-prompt-submit`` process
 per prompt, exactly as Claude Code runs it (stdin JSON, stdout JSON), timed from spawn to
 exit, in three setups:
 - warm daemon: ``memlane serve`` already up (hybrid recall, real query embedding);
-- cold fallback: no daemon (``--no-daemon``): the client answers keyword-only in-process;
+- cold fallback: no daemon (``--no-daemon --index-as-is``): the client answers keyword-only in-process,
+  from the index as it is, as while a daemon starts;
 - the full CLI in-process with the real model (``memlane hook``), i.e. no daemon and no
   client — what a naive hook costs.
 ``python -c pass`` is timed in the same run for the ratio. With ``--ahead``, the first daemon is
@@ -141,7 +142,7 @@ def latency(args) -> dict:
     result["itemised"] = itemised(store, index, prompts, real, work)
 
     # cold fallback: no daemon, keyword-only in the client process
-    times = [_time([*client, "--no-daemon"], payload(20_000 + n, p), env, str(work))[0] for n, p in enumerate(prompts)]
+    times = [_time([*client, "--no-daemon", "--index-as-is"], payload(20_000 + n, p), env, str(work))[0] for n, p in enumerate(prompts)]
     result["cold_fallback"] = _pct(times)
     # the whole CLI in-process with the real model: what a hook without a daemon would cost
     cli = [str(BIN / "memlane"), "hook", "user-prompt-submit", *common, "--embedder", real.name]

@@ -311,6 +311,20 @@ def test_with_no_daemon_to_come_the_client_reads_the_notes_again(setup, why):
         os.chmod(folder, 0o700)
 
 
+def test_no_daemon_reads_the_notes_again_and_index_as_is_does_not(setup):
+    """``--no-daemon`` says no daemon will come: the client's answers follow the notes as they are
+    now. ``--index-as-is`` answers from the index as it is, as the client does while a daemon starts
+    (what the benchmarks time)."""
+    assert "feedback_ci_cache" in client(setup, payload(setup, session="a"), "--no-daemon").stdout  # index built
+    write_note(setup["store"], "project_ficus.md", "---\nname: project_ficus\ndescription: watering the "
+               "office ficus plant\ntype: project\n---\nOnce a week, never more.\n")
+    ficus = payload(setup, "b", "how often do I water the ficus plant?")
+    assert "project_ficus.md" not in client(setup, ficus, "--no-daemon", "--index-as-is").stdout
+    assert "project_ficus.md" in client(setup, payload(setup, "c", "how often do I water the ficus plant?"),
+                                        "--no-daemon").stdout
+    assert hookclient.ask_daemon(hookclient.socket_path(setup["key"]), "ping") is None  # none was started
+
+
 def _ask_as(uid: int, folder: str, name: str, request: bytes) -> bytes | str:
     """Fork, drop to ``uid``, send ``request`` to the daemon's socket ``folder/name`` (reached by
     a relative path from inside the folder, so the test can open every door but the daemon's

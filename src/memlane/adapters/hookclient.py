@@ -239,7 +239,8 @@ def start_daemon(key: str, root: str, stores: list[str], embedder: str | None, i
 
 
 def parse_args(argv: list[str]) -> dict:
-    args = {"event": None, "stores": [], "embedder": None, "index": None, "no_daemon": False, "agent": "claude"}
+    args = {"event": None, "stores": [], "embedder": None, "index": None, "no_daemon": False, "as_is": False,
+            "agent": "claude"}
     it = iter(argv)
     for arg in it:
         if arg in EVENTS:
@@ -252,6 +253,8 @@ def parse_args(argv: list[str]) -> dict:
             args["index"] = next(it, None)
         elif arg == "--no-daemon":
             args["no_daemon"] = True
+        elif arg == "--index-as-is":  # what a hook answers while its daemon starts (the benchmarks time it)
+            args["as_is"] = True
         elif arg == "--agent":
             args["agent"] = next(it, "claude")
     return args
@@ -276,7 +279,7 @@ def _main(argv: list[str] | None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args["event"] is None:
         sys.stderr.write(f"usage: memlane-hook {{{','.join(EVENTS)}}} [--agent claude|codex|gemini|cursor] [--store DIR] "
-                         "[--embedder NAME] [--index FILE] [--no-daemon]\n")
+                         "[--embedder NAME] [--index FILE] [--no-daemon [--index-as-is]]\n")
         return 0  # even a misconfigured hook must not block the agent
     try:  # bytes, as sent: input that is not UTF-8 is read with U+FFFD by whoever answers (and logged)
         buffer = getattr(sys.stdin, "buffer", None)  # none on a stream of text only (a caller's StringIO)
@@ -308,10 +311,11 @@ def _main(argv: list[str] | None) -> int:
 
     unsafe = None if args["no_daemon"] or private_dir(create=False) is not None else runtime_dir()
     # while a daemon starts, the index as it is (the daemon brings it up to date); when none will
-    # come — its folder is not private, or it refused this command — the notes are read again here,
-    # else a note added, edited or deleted since would never reach (or leave) the agent
+    # come — --no-daemon, its folder is not private, or it refused this command — the notes are read
+    # again here, else a note added, edited or deleted since would never reach (or leave) the agent
+    none_will = args["no_daemon"] and not args["as_is"]
     return run_hook(args["event"], stores=args["stores"] or None, embedder="none",
-                    index=args["index"], stdin=io.BytesIO(data), refresh=bool(unsafe) or refused,
+                    index=args["index"], stdin=io.BytesIO(data), refresh=bool(unsafe) or refused or none_will,
                     agent=args["agent"], unsafe_socket_folder=unsafe, wanted_embedder=args["embedder"], root=root)
 
 
