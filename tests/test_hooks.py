@@ -679,6 +679,15 @@ def test_session_ids_differing_only_in_case_never_share_a_state_file():
     assert SessionState.load("session-a").path.name == "session-a.json"
 
 
+def test_no_session_id_has_a_state_file_no_session_id_can_take():
+    """A hook input with no session id keeps its state apart from every real session's, whatever that is named."""
+    from memlane.inject.session import SessionState, _safe
+
+    none = _safe("")
+    assert none and none != _safe("no-session") and not none.startswith(".")
+    assert SessionState.load("").path.name == f"{none}.json" == SessionState.load(None).path.name
+
+
 def test_session_state_is_replaced_whole_the_users_alone_and_leaves_nothing_on_failure(monkeypatch):
     from memlane.inject import session as sessions
 

@@ -464,7 +464,7 @@ def test_doctor_says_a_committed_mcp_json_it_cannot_read_in_a_line(repo, capsys,
     mcp_json.write_bytes(text if isinstance(text, bytes) else text.encode())
     assert cli(["doctor"]) == 1
     out = capsys.readouterr()
-    assert f"this repository's .mcp.json {said}" in out.out and f"where: {mcp_json}" in out.out
+    assert f"this project's .mcp.json {said}" in out.out and f"where: {mcp_json}" in out.out
     assert "Traceback" not in out.out + out.err
 
 

@@ -221,7 +221,7 @@ def check_committed_mcp(path: Path) -> list[Problem]:
     except (OSError, ValueError) as exc:
         why = ("is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"is not valid JSON ({exc})"
                if isinstance(exc, ValueError) else f"cannot be read ({exc.strerror or exc})")
-        return [Problem(f"this repository's .mcp.json {why}, so Claude Code cannot read its MCP servers, and doctor "
+        return [Problem(f"this project's .mcp.json {why}, so Claude Code cannot read its MCP servers, and doctor "
                         "cannot check what its memlane server runs", str(path),
                         "correct the file (or remove it); `memlane install claude --mcp --shared` then registers "
                         "memlane's server in it")]
@@ -229,7 +229,7 @@ def check_committed_mcp(path: Path) -> list[Problem]:
         return []
     servers = settings["mcpServers"] if isinstance(settings, dict) else None
     if not isinstance(servers, dict):
-        return [Problem("this repository's .mcp.json is not in the shape Claude Code reads (an object with an "
+        return [Problem("this project's .mcp.json is not in the shape Claude Code reads (an object with an "
                         "\"mcpServers\" object), so doctor cannot check what its memlane server runs", str(path),
                         "correct the file (or remove it)")]
     if "memlane" not in servers:
@@ -237,12 +237,12 @@ def check_committed_mcp(path: Path) -> list[Problem]:
     server = servers["memlane"]
     kind = server.get("type", "stdio") if isinstance(server, dict) else None
     if isinstance(server, dict) and kind != "stdio":  # Claude Code reads an entry without "type" as stdio
-        return [Problem(f"the MCP server named memlane in this repository's .mcp.json is a remote server (type "
+        return [Problem(f"the MCP server named memlane in this project's .mcp.json is a remote server (type "
                         f"{kind!r}), not memlane's MCP server, which runs on this machine", str(path), fix)]
     command = server.get("command") if isinstance(server, dict) else None
     args = server.get("args", []) if isinstance(server, dict) else None
     if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        return [Problem("the MCP server named memlane in this repository's .mcp.json is no command with a list of "
+        return [Problem("the MCP server named memlane in this project's .mcp.json is no command with a list of "
                         "arguments", str(path), fix)]
     shown = shlex.join([command, *args])
     shown = _one_line(shown if len(shown) <= 300 else shown[:299] + "…")
@@ -253,12 +253,12 @@ def check_committed_mcp(path: Path) -> list[Problem]:
                                        and not Path(command).resolve().is_relative_to(root))
     runs_memlane = program and args[:1] == ["mcp"]
     if not runs_memlane:
-        return [Problem(f"the MCP server named memlane in this repository's .mcp.json runs something other than "
+        return [Problem(f"the MCP server named memlane in this project's .mcp.json runs something other than "
                         f"memlane's MCP server: `{shown}`", str(path), fix)]
     env = server.get("env")
     odd = _steering(env) if isinstance(env, dict) else []
     if odd or (env is not None and not isinstance(env, dict)):
-        return [Problem(f"the MCP server named memlane in this repository's .mcp.json runs memlane with "
+        return [Problem(f"the MCP server named memlane in this project's .mcp.json runs memlane with "
                         f"{', '.join(odd) or 'an env that is not an object'} set, which can make it run other code",
                         str(path), fix)]
     return []

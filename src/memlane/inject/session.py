@@ -38,9 +38,9 @@ def _safe(session_id: str) -> str:
     UUIDs), else cleaned and followed by a digest of the id, so two ids never share a file ("a/b"
     and "a_b", two long ids alike in their first 120 characters, "Ab" and "aB" on a file system
     that ignores case, as macOS's does by default)."""
-    session_id = session_id or "no-session"
+    session_id = session_id or ""  # none: a name of its own, which no id that is a file name can take
     cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:120].lstrip(".")
-    if cleaned == session_id and not any("A" <= c <= "Z" for c in cleaned):
+    if cleaned and cleaned == session_id and not any("A" <= c <= "Z" for c in cleaned):
         return cleaned
     digest = sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{cleaned or 'session'}-{digest}"
