@@ -259,3 +259,19 @@ def test_doctor_names_a_memory_folder_that_serves_two_repositories(tmp_path, sea
     assert cli(["doctor"]) == 1
     out = capsys.readouterr().out
     assert f"also uses for {under}" in out and "CLAUDE_CODE_PROJECT_DIR_NAME" in out
+
+
+def test_a_session_log_whose_cwd_is_no_path_is_passed_over(tmp_path, monkeypatch):
+    """JSON can write a lone surrogate, which no file system name holds: os.path.realpath raised
+    UnicodeEncodeError on it, and memlane doctor stopped with a traceback."""
+    from memlane.store import sharing_repositories
+
+    config_dir = tmp_path / "cc"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    monkeypatch.delenv("CLAUDE_CODE_PROJECT_DIR_NAME", raising=False)
+    dash = make_repo(tmp_path / "acme-api")
+    folder = encode_project_path(dash)
+    _session_log(config_dir, folder, str(dash).replace("acme-api", "acme\ud800api"), "surrogate")
+    assert sharing_repositories(dash) == []
+    _session_log(config_dir, folder, str(tmp_path / "acme_api"), "other")
+    assert sharing_repositories(dash) == [str(tmp_path / "acme_api")]

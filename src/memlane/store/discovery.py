@@ -168,5 +168,9 @@ def _logged_cwd(path: str) -> str | None:
             continue  # the last line cut by the read, or not JSON
         cwd = entry.get("cwd") if isinstance(entry, dict) else None
         if isinstance(cwd, str) and cwd:
+            try:
+                os.fsencode(cwd)  # JSON can write a lone surrogate ("\\ud800"): no path's name
+            except UnicodeError:
+                return None
             return cwd
     return None
