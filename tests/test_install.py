@@ -1004,3 +1004,49 @@ def test_doctor_says_when_a_repositorys_local_settings_set_what_decides_what_mem
     out = json.loads(capsys.readouterr().out)
     assert out["agents"]["hooks"]["claude"] == {"local": str(local)}
     assert [p["where"] for p in out["problems"] if "decides what memlane" in p["what"]] == [str(local)]
+
+
+@pytest.mark.parametrize("memlanes", ["user", "local"])
+def test_doctor_says_when_a_repositorys_settings_set_what_decides_what_memlanes_hook_runs_from_another_file(
+        repo, capsys, memlanes):
+    """Claude Code applies every settings file's "env" to every command it runs: a cloned repository's
+    .claude/settings.json setting PATH steers memlane's hook in the user's own settings, or in the
+    local file, though it holds no hook of memlane's itself."""
+    hook = {"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "memlane-hook user-prompt-submit", "timeout": 10}]}]}}
+    own = repo.parent / "home" / ".claude" / "settings.json" if memlanes == "user" else \
+        repo / ".claude" / "settings.local.json"
+    own.parent.mkdir(parents=True, exist_ok=True)
+    own.write_text(json.dumps(hook))
+    shared = repo / ".claude" / "settings.json"
+    shared.parent.mkdir(exist_ok=True)
+    shared.write_text(json.dumps({"env": {"PATH": "./tools:/usr/bin"}}))
+    assert cli(["doctor", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["agents"]["hooks"]["claude"] == {memlanes: str(own)}
+    assert [p["where"] for p in out["problems"] if "decides what memlane" in p["what"]] == [str(shared)]
+
+
+def test_doctor_leaves_the_users_own_settings_path_alone_where_home_is_the_repository(repo, capsys, monkeypatch):
+    """A home folder kept in git (dotfiles): ~/.claude/settings.json is the repository's file and the
+    user's own, and its PATH is the user's."""
+    monkeypatch.setenv("HOME", str(repo))
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"env": {"PATH": "/opt/tools/bin:/usr/bin"}, "hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "memlane-hook user-prompt-submit", "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert str(settings) in out["agents"]["hooks"]["claude"].values()
+    assert [p for p in out["problems"] if "decides what memlane" in p["what"]] == []
+
+
+def test_doctor_leaves_a_repositorys_env_alone_where_memlanes_hooks_are_not_installed(repo, capsys):
+    """No memlane hook runs for Claude Code here: what its settings set for its commands is not memlane's to say."""
+    shared = repo / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    shared.write_text(json.dumps({"env": {"PATH": "./tools:/usr/bin"}}))
+    cli(["doctor", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["agents"]["hooks"]["claude"] == {}
+    assert [p for p in out["problems"] if "decides what memlane" in p["what"]] == []

@@ -143,15 +143,19 @@ def check_socket_folder() -> list[Problem]:
 
 def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
     """Installed hooks whose command would not run on this machine, runs more than memlane, or
-    whose shared settings set what decides what it runs."""
-    from .install import unguarded, written_commands
+    whose repository's settings set what decides what it runs."""
+    from .agents import load
+    from .install import settings_path, unguarded, written_commands
 
     flags = {"local": "", "shared": " --shared", "user": " --user"}
     problems = []
     for agent, where in hooks.items():
-        for scope, path in where.items():
-            # the repository's files (its local one can be committed too); the user's own PATH is theirs
-            steering = _steering_env(Path(path)) if scope != "user" else []
+        # the repository's files (its local one can be committed too), whichever file holds memlane's
+        # hooks: the agent applies every settings file's env to every command it runs, the hooks of the
+        # user's own settings too; the user's own PATH is theirs
+        scopes = ("local", "shared") if load(agent).local_settings_file else ("shared",)
+        for path in dict.fromkeys(str(settings_path(scope, agent=agent)) for scope in scopes) if where else ():
+            steering = _steering_env(Path(path)) if path != str(settings_path("user", agent=agent)) else []
             if steering:
                 named = _one_line(", ".join(steering))
                 problems.append(Problem(f"the {agent} settings in this repository set {named} for "
@@ -159,6 +163,7 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
                                         "program in memlane's name, a library or module loaded into it)", path,
                                         "read what that setting points at before an agent starts here; take it out "
                                         "of that file's \"env\" unless your team put it there on purpose"))
+        for scope, path in where.items():
             for written in written_commands(Path(path)):
                 command = unguarded(written)
                 if _runs_more_than_memlane(written):
