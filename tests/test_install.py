@@ -957,7 +957,11 @@ def test_doctor_shows_a_hook_command_that_runs_more_than_memlane_as_written_on_o
 
 
 @pytest.mark.parametrize("variable", ["PATH", "PYTHONPATH", "LD_PRELOAD", "BASH_ENV", "BASH_FUNC_memlane-hook%%",
-                                      "BASH_FUNC_\x1b[2J%%"])
+                                      "BASH_FUNC_\x1b[2J%%", "SHELLOPTS", "BASHOPTS", "PS4",
+                                      # the user's own files: a hook under ~/ and the user's config (its
+                                      # judge.command runs) found in the repository, and what that config names
+                                      "HOME", "XDG_CONFIG_HOME", "MEMLANE_CONFIG", "XDG_DATA_HOME", "XDG_CACHE_HOME",
+                                      "MEMLANE_CACHE_DIR", "MEMLANE_TEAM_DSN"])
 def test_doctor_says_when_the_shared_settings_set_what_decides_what_memlanes_hook_runs(repo, capsys, variable):
     """Claude Code applies a settings file's "env" to the commands it runs: a cloned repository's
     PATH finds its own memlane-hook, its PYTHONPATH is imported first, its LD_PRELOAD loaded, its

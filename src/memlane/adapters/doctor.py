@@ -160,7 +160,8 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
                 named = _one_line(", ".join(steering))
                 problems.append(Problem(f"the {agent} settings in this repository set {named} for "
                                         "the agent's commands, which decides what memlane's hooks run (another "
-                                        "program in memlane's name, a library or module loaded into it)", path,
+                                        "program in memlane's name, a library or module loaded into it, memlane's "
+                                        "own config)", path,
                                         "read what that setting points at before an agent starts here; take it out "
                                         "of that file's \"env\" unless your team put it there on purpose"))
         for scope, path in where.items():
@@ -332,8 +333,12 @@ _ANSWERED = re.compile(r" memlane: hook [\w-]+: session .*, \d+ chars in \d+ ms$
 
 #: environment variables that decide what a hook command runs: where ``memlane-hook`` is found,
 #: what its Python imports first, a library loaded into every program, a file bash runs first, a
-#: shell function standing in for a command, a trace prompt expanded (substitutions and all)
-_STEERING = ("PATH", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4")
+#: shell function standing in for a command, a trace prompt expanded (substitutions and all); and
+#: what names the user's own files: ``~`` (a hook under ``~/``, Python's user site-packages, the
+#: user's config), the user's config itself (trusted as written: ``judge.command`` runs, where a
+#: repository's ``.memlane.toml`` may not name one), the user store, the index, the team database
+_STEERING = ("PATH", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+             "XDG_CACHE_HOME", "MEMLANE_CONFIG", "MEMLANE_CACHE_DIR", "MEMLANE_TEAM_DSN")
 _STEERING_PREFIXES = ("PYTHON", "LD_", "DYLD_", "BASH_FUNC_")
 
 
