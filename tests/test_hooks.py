@@ -688,6 +688,20 @@ def test_no_session_id_has_a_state_file_no_session_id_can_take():
     assert SessionState.load("").path.name == f"{none}.json" == SessionState.load(None).path.name
 
 
+def test_a_session_id_that_reads_as_a_digested_name_never_shares_that_file():
+    """An id that is not a file name, or none, is named with a digest ("a/b" -> "a_b-" and 16 hex digits):
+    an id spelled as that name itself kept its state in the same file, the told markers and side file too."""
+    from memlane.inject.session import SessionState, _safe, context_file
+
+    for other in ("", "a/b", "Session-A"):
+        named = _safe(other)
+        assert named.rsplit("-", 1)[1].isalnum() and _safe(named) != named
+        assert SessionState.load(named).path != SessionState.load(other).path
+        assert context_file(named) != context_file(other)
+    uuid = "3f2c9b1e-8a4d-4c6b-9e2f-1a2b3c4d5e6f"  # Claude Code's ids keep their names
+    assert SessionState.load(uuid).path.name == f"{uuid}.json"
+
+
 def test_session_state_is_replaced_whole_the_users_alone_and_leaves_nothing_on_failure(monkeypatch):
     from memlane.inject import session as sessions
 

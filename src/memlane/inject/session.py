@@ -40,7 +40,10 @@ def _safe(session_id: str) -> str:
     that ignores case, as macOS's does by default)."""
     session_id = session_id or ""  # none: a name of its own, which no id that is a file name can take
     cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:120].lstrip(".")
-    if cleaned and cleaned == session_id and not any("A" <= c <= "Z" for c in cleaned):
+    # an id that is a name already, unless it reads as one written below ("a_b-" and a digest is the
+    # name of "a/b", "session-" and one that of no id): those are every one followed by a digest too
+    if cleaned and cleaned == session_id and not any("A" <= c <= "Z" for c in cleaned) \
+            and not re.search(r"-[0-9a-f]{16}\Z", cleaned):
         return cleaned
     digest = sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{cleaned or 'session'}-{digest}"
