@@ -81,8 +81,8 @@ _PARTS = {
             r"|[\w.+-]@[\w-]+\.[a-z]{2,})",
     # a service that only collects what is sent to it: a request bin, a tunnel, a paste, a chat webhook
     # what a secret is turned into before it is written where the agent publishes it
-    "AN_ENCODING": r"(?:base64|b64|hex|hexadecimal|rot13|binary)",
-    "ENCODED": r"(?:base64|b64|hex|encoded|rot13)",
+    "AN_ENCODING": r"(?:base64|base 64|b64|hex|hexadecimal|rot13|binary)",  # "base 64", "base-64" too
+    "ENCODED": r"(?:base64|base 64|b64|hex|encoded|rot13)",
     "CATCHER": r"(?:webhook\.site|requestbin|pipedream\.net|ngrok(?:-free)?\.(?:io|app|dev)|pastebin\.com"
                r"|hookbin|beeceptor|interact\.sh|oast\.(?:fun|pro|live|site|online|me)|burpcollaborator"
                r"|canarytokens|hooks\.slack\.com|discord(?:app)?\.com/api/webhooks|api\.telegram\.org"
@@ -391,9 +391,9 @@ def _gate_of(index: int) -> list[str] | None:
 #: agent publishes are slow on a long sentence of encodings and secrets, and most notes name no such place
 _NEEDS = {"PUBLIC": ("readme", "changelog", "footer", "commit", "pr", "pull", "issue", "gist", "public", "html",
                      "alt", "landing", "release"),
-          "KEPT": ("yourself", "between", "wraps", "record"),
+          "KEPT": ("yourself", "between", "wraps", "record"),  # the rule on a bare "it" opens on any action
           # the rule on a secret turned into an encoding opens on any secret's word: ~40 % of the guard's time
-          "AN_ENCODING": ("base64", "b64", "hex", "rot13", "binary"), "ENCODED": ("base64", "b64", "hex", "encoded", "rot13")}  # the rule on a bare "it" opens on any action
+          "AN_ENCODING": ("64", "hex", "rot13", "binary"), "ENCODED": ("64", "hex", "encoded", "rot13")}
 
 
 @cache
