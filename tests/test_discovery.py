@@ -230,7 +230,9 @@ def test_repositories_that_share_a_memory_folder_are_found_from_session_logs(tmp
     assert sharing_repositories(dash) == []
 
 
-def test_a_repository_gone_is_known_by_its_own_logs_only(tmp_path, monkeypatch):
+def test_a_repository_gone_since_is_not_named(tmp_path, monkeypatch):
+    """acme_api renamed to acme-api: its old logs name a path that is gone, and no session of it
+    will read the folder again."""
     from memlane.store import sharing_repositories
 
     config_dir = tmp_path / "cc"
@@ -238,8 +240,10 @@ def test_a_repository_gone_is_known_by_its_own_logs_only(tmp_path, monkeypatch):
     monkeypatch.delenv("CLAUDE_CODE_PROJECT_DIR_NAME", raising=False)
     dash = make_repo(tmp_path / "acme-api")
     folder = encode_project_path(dash)
-    _session_log(config_dir, folder, str(tmp_path / "acme_api"), "a")  # removed since: still shared its notes
-    _session_log(config_dir, f"{folder}-x", str(tmp_path / "acme_api" / "x"), "b")  # a subfolder gone: its own
+    _session_log(config_dir, folder, str(tmp_path / "acme_api"), "a")
+    _session_log(config_dir, f"{folder}-x", str(tmp_path / "acme_api" / "x"), "b")
+    assert sharing_repositories(dash) == []
+    (tmp_path / "acme_api").mkdir()  # a folder outside any repository, there again: its memory is this one
     assert sharing_repositories(dash) == [str(tmp_path / "acme_api")]
     assert sharing_repositories(tmp_path / "nowhere") == []  # no project folders at all
 
@@ -273,5 +277,18 @@ def test_a_session_log_whose_cwd_is_no_path_is_passed_over(tmp_path, monkeypatch
     folder = encode_project_path(dash)
     _session_log(config_dir, folder, str(dash).replace("acme-api", "acme\ud800api"), "surrogate")
     assert sharing_repositories(dash) == []
-    _session_log(config_dir, folder, str(tmp_path / "acme_api"), "other")
+    _session_log(config_dir, folder, str(make_repo(tmp_path / "acme_api")), "other")
     assert sharing_repositories(dash) == [str(tmp_path / "acme_api")]
+
+
+def test_doctor_shows_a_sharing_repositorys_path_on_one_line(tmp_path, sealed_env, monkeypatch, capsys):
+    """A path that encodes to this folder's name may hold a control character: shown escaped."""
+    from memlane.adapters.cli import main as cli
+
+    dash, odd = make_repo(tmp_path / "acme-api"), make_repo(tmp_path / "acme\x1bapi")
+    monkeypatch.chdir(dash)
+    claude_memory_dir(dash).mkdir(parents=True)
+    _session_log(sealed_env / "claude", encode_project_path(dash), str(odd))
+    assert cli(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "acme\\x1bapi" in out and "\x1b" not in out

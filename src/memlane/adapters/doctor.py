@@ -84,7 +84,7 @@ def check_shared_folder(memory: Memory) -> list[Problem]:
     others = sharing_repositories(Path(memory.repo))
     if not others:
         return []
-    return [Problem(f"Claude Code keeps this repository's memory in a folder it also uses for {', '.join(others)} "
+    return [Problem(f"Claude Code keeps this repository's memory in a folder it also uses for {_one_line(', '.join(others))} "
                     "(their paths differ only in characters its folder names replace with '-'): the notes of each "
                     "reach the other's sessions", str(folder),
                     "give one of them a folder of its own: start Claude Code there with CLAUDE_CODE_PROJECT_DIR_NAME "

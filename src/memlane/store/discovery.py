@@ -124,8 +124,8 @@ def sharing_repositories(repo: Path) -> list[str]:
     """Other repositories whose sessions Claude Code gave ``repo``'s memory folder: their paths differ
     from ``repo``'s only in characters its folder name replaces with ``-`` (``~/src/acme-api`` and
     ``~/src/acme_api``), so each one's notes reach the other's sessions. Found from the working
-    folders its session logs record (``cwd``), in the project folder and in those of subfolders;
-    none when the user named the folder (``autoMemoryDirectory``, ``$CLAUDE_CODE_PROJECT_DIR_NAME``)."""
+    folders its session logs record (``cwd``), in the project folder and in those of subfolders, that
+    are still there; none when the user named the folder (``autoMemoryDirectory``, ``$CLAUDE_CODE_PROJECT_DIR_NAME``)."""
     if auto_memory_directory() is not None or _one_folder_name(os.environ.get("CLAUDE_CODE_PROJECT_DIR_NAME", "")):
         return []
     name = encode_project_path(repo)
@@ -147,8 +147,9 @@ def sharing_repositories(repo: Path) -> list[str]:
         cwd = _logged_cwd(path)
         if not cwd or "\0" in cwd or not os.path.isabs(cwd):
             continue
-        # a folder outside any repository, or one gone since, keeps a memory of its own
-        root = (git_root(Path(cwd)) if os.path.isdir(cwd) else None) or Path(cwd)
+        if not os.path.isdir(cwd):
+            continue  # gone since (moved, renamed, removed): no session of its will read the folder again
+        root = git_root(Path(cwd)) or Path(cwd)  # a folder outside any repository keeps a memory of its own
         if root is not None and encode_project_path(root) == name and os.path.realpath(root) != own:
             found.add(str(root))
     return sorted(found)
