@@ -141,13 +141,16 @@ def check_socket_folder() -> list[Problem]:
                     f"with `chmod 700 {path}`")]
 
 
+#: the install flag of each scope a hook or MCP server is registered in
+_SCOPE_FLAGS = {"local": "", "shared": " --shared", "user": " --user"}
+
+
 def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
     """Installed hooks whose command would not run on this machine, runs more than memlane, or
     whose repository's settings set what decides what it runs."""
     from .agents import load
     from .install import settings_path, unguarded, written_commands
 
-    flags = {"local": "", "shared": " --shared", "user": " --user"}
     problems = []
     for agent, where in hooks.items():
         # the repository's files (its local one can be committed too), whichever file holds memlane's
@@ -170,7 +173,7 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
                 if _runs_more_than_memlane(written):
                     problems.append(Problem(f"the {agent} hooks run more than memlane: `{_one_line(written)}`", path,
                                             "read what else that command runs before an agent starts here; "
-                                            f"`memlane install {agent}{flags[scope]}` puts memlane's own command "
+                                            f"`memlane install {agent}{_SCOPE_FLAGS[scope]}` puts memlane's own command "
                                             "in its place"))
                     break
                 program = _program(command)
@@ -178,7 +181,7 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
                     continue
                 fix = (f"install memlane as a tool so `{program}` is on your PATH (see the README's Install), or run "
                        f"`memlane install {agent}` for this machine's own settings" if "/" not in program else
-                       f"run `memlane install {agent}{flags[scope]}` again from the memlane you use now")
+                       f"run `memlane install {agent}{_SCOPE_FLAGS[scope]}` again from the memlane you use now")
                 problems.append(Problem(f"the {agent} hooks run `{program}`, which does not exist here, so they "
                                         "inject nothing", path, fix))
                 break
@@ -190,14 +193,13 @@ def check_mcp(servers: dict[str, dict]) -> list[Problem]:
     this installation, which lacks the MCP SDK (Claude Code then shows the server as failed)."""
     from .install import mcp_missing
 
-    flags = {"local": "", "shared": " --shared", "user": " --user"}
     problems = []
     for scope, server in servers.items():
         program = server["command"][0]
         found = program if "/" in program and _runs(program) else shutil.which(program) if "/" not in program else None
         if found is None:
             fix = (f"install memlane as a tool so `{program}` is on your PATH (see the README's Install)"
-                   if "/" not in program else f"run `memlane install claude --mcp{flags[scope]}` again from the "
+                   if "/" not in program else f"run `memlane install claude --mcp{_SCOPE_FLAGS[scope]}` again from the "
                                               "memlane you use now")
             problems.append(Problem(f"the MCP server registered with Claude Code runs `{program}`, which does not "
                                     "exist here, so it does not start", server["path"], fix))
@@ -205,7 +207,7 @@ def check_mcp(servers: dict[str, dict]) -> list[Problem]:
             problems.append(Problem("the MCP server registered with Claude Code is this memlane, which lacks the MCP "
                                     "SDK, so it does not start", server["path"],
                                     "pip install 'memlane[mcp]' into this memlane's environment, or take the server "
-                                    f"out: `memlane uninstall claude --mcp{flags[scope]}`"))
+                                    f"out: `memlane uninstall claude --mcp{_SCOPE_FLAGS[scope]}`"))
     return problems
 
 

@@ -79,10 +79,10 @@ _PARTS = {
             r"|tk|co|ai|us|uk|de|eu|biz|online|link|cloud|live|example)\b(?![.\w-])(?:/[^\s<>\"']*)?"
             r"|webhooks?\b|pastebin|ngrok|requestbin|pipedream|discord|telegram|\d{1,3}(?:\.\d{1,3}){3}\b"
             r"|[\w.+-]@[\w-]+\.[a-z]{2,})",
-    # a service that only collects what is sent to it: a request bin, a tunnel, a paste, a chat webhook
     # what a secret is turned into before it is written where the agent publishes it
     "AN_ENCODING": r"(?:base64|base 64|b64|hex|hexadecimal|rot13|binary)",  # "base 64", "base-64" too
     "ENCODED": r"(?:base64|base 64|b64|hex|encoded|rot13)",
+    # a service that only collects what is sent to it: a request bin, a tunnel, a paste, a chat webhook
     "CATCHER": r"(?:webhook\.site|requestbin|pipedream\.net|ngrok(?:-free)?\.(?:io|app|dev)|pastebin\.com"
                r"|hookbin|beeceptor|interact\.sh|oast\.(?:fun|pro|live|site|online|me)|burpcollaborator"
                r"|canarytokens|hooks\.slack\.com|discord(?:app)?\.com/api/webhooks|api\.telegram\.org"

@@ -145,12 +145,12 @@ def sharing_repositories(repo: Path) -> list[str]:
     found: set[str] = set()
     for _mtime, path in sorted(logs, reverse=True)[:MAX_LOGS]:
         cwd = _logged_cwd(path)
-        if not cwd or "\0" in cwd or not os.path.isabs(cwd):
+        # a folder gone since (moved, renamed, removed) no longer reads this one: passed over, as is a
+        # cwd no path can hold (a NUL, a lone surrogate: isdir says no)
+        if not cwd or not os.path.isabs(cwd) or not os.path.isdir(cwd):
             continue
-        if not os.path.isdir(cwd):
-            continue  # gone since (moved, renamed, removed): no session of its will read the folder again
         root = git_root(Path(cwd)) or Path(cwd)  # a folder outside any repository keeps a memory of its own
-        if root is not None and encode_project_path(root) == name and os.path.realpath(root) != own:
+        if encode_project_path(root) == name and os.path.realpath(root) != own:
             found.add(str(root))
     return sorted(found)
 
@@ -169,9 +169,5 @@ def _logged_cwd(path: str) -> str | None:
             continue  # the last line cut by the read, or not JSON
         cwd = entry.get("cwd") if isinstance(entry, dict) else None
         if isinstance(cwd, str) and cwd:
-            try:
-                os.fsencode(cwd)  # JSON can write a lone surrogate ("\\ud800"): no path's name
-            except UnicodeError:
-                return None
             return cwd
     return None
