@@ -142,7 +142,7 @@ def test_notes_screened_ahead_are_not_screened_again_by_a_later_hook(tmp_path, m
     store = _store_of_notes(tmp_path)
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         memory.refresh()
-        assert screen_ahead(memory) == 5  # three notes and their two folders
+        assert screen_ahead(memory) == 8  # three notes, their names and their two folders
         assert screen_ahead(memory) == 0  # nothing new since
     exits._risk.cache_clear()  # as a later process
     import memlane.inject.layers as layers
@@ -159,6 +159,31 @@ def test_notes_screened_ahead_are_not_screened_again_by_a_later_hook(tmp_path, m
     assert set(screened) <= {"evil", "reference_evil.md", str(store / "sub")}, screened
 
 
+def test_a_note_reached_through_a_link_finds_the_linked_names_verdict_kept_ahead(tmp_path, monkeypatch):
+    """How a note was reached ("via [[ci_cache]]") is screened name by name: screened ahead with the
+    notes, a later process compiles none of the guard's rules for it (~25 ms in a fresh hook)."""
+    from memlane import Memory
+    from memlane.inject.layers import _screen, screen_ahead
+    from memlane.recall import recalled_note
+
+    store = _store_of_notes(tmp_path)
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        memory.refresh()
+        screen_ahead(memory)
+    exits._risk.cache_clear()  # as a later process
+    import memlane.inject.layers as layers
+
+    layers._VERDICTS.clear()
+    screened = []
+    monkeypatch.setattr("memlane.guards.injection.injection_risk", lambda text: screened.append(text))
+    with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
+        rows = [r for r in memory.index.units_by_id(list(memory.index.unit_stamps())).values() if r["name"] == "deploy"]
+        item = recalled_note(rows[0]).with_(reached="via [[ci_cache]] (link 0.412)")
+        kept, risky = _screen([item], None, memory)
+    assert [i.name for i in kept] == ["deploy"] and risky == []
+    assert screened == []
+
+
 def test_a_round_after_an_edit_reads_only_the_notes_written_since(tmp_path, monkeypatch):
     """Each note is redacted to be screened (~0.25 ms): a round after one edit reads that note,
     not the whole store again."""
@@ -170,7 +195,7 @@ def test_a_round_after_an_edit_reads_only_the_notes_written_since(tmp_path, monk
     store = _store_of_notes(tmp_path)
     with Memory([store], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         memory.refresh()
-        assert screen_ahead(memory) == 5
+        assert screen_ahead(memory) == 8
         write_note(store, "project_ci.md", "---\nname: ci_cache\ndescription: how the CI cache is keyed\n"
                    "type: project\n---\nKey it on the lockfile hash and the runner's OS.\n")
         memory.refresh()
@@ -285,7 +310,7 @@ def test_a_round_screens_ahead_for_a_while_and_leaves_the_rest_to_the_next(tmp_p
         kept_before = _kept(index)
         daemon.refresh_due()
         first = _kept(index)
-        assert first < kept_before + 3  # not every note in one round
+        assert first <= kept_before + 3  # not every note in one round (one, its name and its folder)
         for _ in range(3):
             daemon.refresh_due()
         assert _kept(index) >= first + 2  # ... the next rounds went on
@@ -321,6 +346,6 @@ def test_a_round_of_screening_ahead_ends_when_asked_to_stop(tmp_path, monkeypatc
     with Memory([_store_of_notes(tmp_path)], embedder="none", index_path=tmp_path / "i.sqlite") as memory:
         memory.refresh()
         first = screen_ahead_within(memory, stop=lambda: True)  # a request came after the first batch
-        assert first[1] is False and 1 <= first[0] <= 2  # one note (and its folder)
+        assert first[1] is False and 1 <= first[0] <= 3  # one note (its name, its folder)
         rest = screen_ahead_within(memory)
-        assert rest[1] is True and first[0] + rest[0] == 5
+        assert rest[1] is True and first[0] + rest[0] == 8

@@ -21,7 +21,7 @@ from ..digest import sha256
 log = logs.get(__name__)
 
 #: verdicts kept per file; past it the oldest half goes
-MAX_ROWS = 20_000
+MAX_ROWS = 40_000
 
 
 @cache
