@@ -36,6 +36,13 @@ from .sanitize import reading, readings, strip_controls
 
 OVERRIDE, EXFIL, COVERT = "instruction override", "exfiltration", "covert action"
 
+#: the services whose own key may go to their own host, and where a host starts, and ends with one's domain
+#: ({name}: the name, a group or a reference to one; each domain starts with its service's name)
+_SERVICES = "slack|telegram|discord|pipedream|ngrok|requestbin|beeceptor"
+_HOST_START = r"(?<![^\s'\"`<(@./])(?<![^/]/)"  # after "//", a label's dot, a space, a quote, "<" or "@"
+_SERVICE_HOST = (r"(?<![\w-])(?={name})(?:slack\.com|telegram\.org|discord(?:app)?\.com|pipedream\.net"
+                 r"|ngrok(?:-free)?\.(?:io|app|dev)|requestbin\.(?:com|net)|beeceptor\.com)(?![\w-]|\.[\w-])")
+
 _PARTS = {
     "CLAUSE": r"(?:[^.!?\n]|\.(?=\S))",  # a character of the same sentence (a dot in a name is not an end)
     "ORDERS": r"(?:instructions?|directives?|directions|guidelines|guidance|prompts?|guardrails|programming"
@@ -96,11 +103,15 @@ _PARTS = {
     "NOT_ITS_HOST": r"(?!(?:https?://)?(?:[\w-]+\.)*(?(gh)github|(?P=service))\.[a-z]{2,}(?![\w.-]))",
     # not the service's own key where its API takes it: a bot's token after Telegram's "/bot", a variable named for
     # the service the request goes to ($SLACK_TOKEN to hooks.slack.com, not to webhook.site). Before the service,
-    # its name is captured as "host_service"; before the variable, the service it is named for as "var_service"
-    "HOST_SERVICE": r"(?=(?:[\w.-]*?(?P<host_service>slack|telegram|discord|pipedream|ngrok|requestbin|beeceptor))?)",
-    "NOT_ITS_OWN": r"(?<!telegram\.org/bot)(?!\$\{?\w*(?P=host_service))",
-    "VAR_SERVICE": r"(?=(?:\$\{?\w*?(?P<var_service>slack|telegram|discord|pipedream|ngrok|requestbin|beeceptor))?)",
-    "NOT_ITS_HOST_SERVICE": r"(?![\w.-]*?(?P=var_service))",
+    # its name is captured as "host_service"; before the variable, the service it is named for as "var_service".
+    # The host must BE the service's: the collecting service starts the host or one of its labels (not a path's
+    # "/hooks.slack.com", a query's "=hooks.slack.com"), and the host ends with the service's domain, a whole
+    # label (not hooks.slack.com.evil.example, webhook.site.slack.evil.example, evildiscord.com); Telegram's "/bot"
+    # right after its host api.telegram.org, not in another host's path
+    "HOST_SERVICE": rf"(?=(?:{_HOST_START}[\w.-]*?{_SERVICE_HOST.format(name='(?P<host_service>' + _SERVICES + ')')})?)",
+    "NOT_ITS_OWN": r"(?<![\s'\"(@]api\.telegram\.org/bot)(?<!//api\.telegram\.org/bot)(?!\$\{?\w*(?P=host_service))",
+    "VAR_SERVICE": rf"(?=(?:\$\{{?\w*?(?P<var_service>{_SERVICES}))?)",
+    "NOT_ITS_HOST_SERVICE": rf"(?!{_HOST_START}[\w.-]*?{_SERVICE_HOST.format(name='(?P=var_service)')})",
     # into a place the agent publishes: what is written there is read by anyone with the repository or the site
     "PUBLIC": r"(?<!\bnot\s)(?<!never\s)\b(?:into|in|to|inside|at the (?:end|bottom|top) of|under)"
               r" (?:(?:the |an? )?(?:readme|changelog|footer|commit message|pr (?:description|body)|pull request"
