@@ -248,6 +248,51 @@ def test_a_repository_gone_since_is_not_named(tmp_path, monkeypatch):
     assert sharing_repositories(tmp_path / "nowhere") == []  # no project folders at all
 
 
+def test_a_session_log_swapped_for_a_fifo_is_passed_over_without_waiting(tmp_path):
+    """The scan saw a regular log; by the time it is read it may be a FIFO (the window between the
+    two): its open must not wait for a writer that never comes (it held ``memlane doctor`` for good)."""
+    import os
+    import threading
+
+    from memlane.store.discovery import _logged_cwd
+
+    fifo = tmp_path / "s1.jsonl"
+    os.mkfifo(fifo)
+    found: list[str | None] = []
+    reader = threading.Thread(target=lambda: found.append(_logged_cwd(str(fifo))), daemon=True)
+    reader.start()
+    reader.join(timeout=30)  # liveness: done at once, or stuck at the open for good
+    stuck = reader.is_alive()
+    if stuck:  # a writer's end opened and closed lets the stuck open return, so the test ends
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join()
+    assert not stuck, "reading a FIFO named like a session log waited for a writer"
+    assert found == [None]
+
+
+def test_a_session_log_swapped_for_a_fifo_a_writer_holds_or_a_link_is_not_read(tmp_path):
+    """A FIFO some process writes to hands over what it is sent, and a link may lead anywhere: neither
+    is a session log, whatever the lines it yields say."""
+    import os
+
+    from memlane.store.discovery import _logged_cwd
+
+    line = json.dumps({"type": "user", "cwd": str(tmp_path / "elsewhere")}).encode() + b"\n"
+    log = tmp_path / "real.jsonl"
+    log.write_bytes(line)
+    assert _logged_cwd(str(log)) == str(tmp_path / "elsewhere")  # a regular log is read
+    (tmp_path / "link.jsonl").symlink_to(log)
+    assert _logged_cwd(str(tmp_path / "link.jsonl")) is None
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    held = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer holds it, with a log's line waiting in it
+    try:
+        os.write(held, line)
+        assert _logged_cwd(str(fifo)) is None
+    finally:
+        os.close(held)
+
+
 def test_doctor_names_a_memory_folder_that_serves_two_repositories(tmp_path, sealed_env, monkeypatch, capsys):
     from memlane.adapters.cli import main as cli
     from memlane.store import sharing_repositories

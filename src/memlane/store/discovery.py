@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 
@@ -156,9 +157,14 @@ def sharing_repositories(repo: Path) -> list[str]:
 
 
 def _logged_cwd(path: str) -> str | None:
-    """The working folder a Claude Code session log records first (its lines' ``cwd``), or None."""
+    """The working folder a Claude Code session log records first (its lines' ``cwd``), or None: so
+    is a log that is no regular file by now. The scan saw one, but a log swapped since for a FIFO
+    would hold ``doctor`` at the open until something wrote to it, and one swapped for a link may
+    lead anywhere: opened without waiting and without following a link, and checked once open."""
     try:
-        with open(path, "rb") as fh:
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None  # a FIFO some writer holds would hand over what it is sent
             head = fh.read(LOG_HEAD_BYTES)
     except OSError:
         return None
