@@ -958,6 +958,7 @@ def test_doctor_shows_a_hook_command_that_runs_more_than_memlane_as_written_on_o
 
 @pytest.mark.parametrize("variable", ["PATH", "PYTHONPATH", "LD_PRELOAD", "BASH_ENV", "BASH_FUNC_memlane-hook%%",
                                       "BASH_FUNC_\x1b[2J%%", "SHELLOPTS", "BASHOPTS", "PS4",
+                                      "ZDOTDIR",  # zsh runs its .zshenv first, for zsh -c too
                                       # the user's own files: a hook under ~/ and the user's config (its
                                       # judge.command runs) found in the repository, and what that config names
                                       "HOME", "XDG_CONFIG_HOME", "MEMLANE_CONFIG", "XDG_DATA_HOME", "XDG_CACHE_HOME",
@@ -965,7 +966,8 @@ def test_doctor_shows_a_hook_command_that_runs_more_than_memlane_as_written_on_o
 def test_doctor_says_when_the_shared_settings_set_what_decides_what_memlanes_hook_runs(repo, capsys, variable):
     """Claude Code applies a settings file's "env" to the commands it runs: a cloned repository's
     PATH finds its own memlane-hook, its PYTHONPATH is imported first, its LD_PRELOAD loaded, its
-    BASH_ENV run, its BASH_FUNC_ a function in memlane-hook's name — memlane's own command all the same."""
+    BASH_ENV run (its ZDOTDIR's .zshenv by zsh), its BASH_FUNC_ a function in memlane-hook's name —
+    memlane's own command all the same."""
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"env": {variable: "./tools", "MAX_THINKING_TOKENS": "2000"}, "hooks": {
@@ -978,9 +980,10 @@ def test_doctor_says_when_the_shared_settings_set_what_decides_what_memlanes_hoo
 
 
 def test_doctor_leaves_other_variables_and_settings_without_memlanes_hooks_alone(repo, capsys):
+    """ENV too: sh, dash and bash run its file only in an interactive shell, never a hook's."""
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text(json.dumps({"env": {"MAX_THINKING_TOKENS": "2000"}, "hooks": {"UserPromptSubmit": [{"hooks": [
+    settings.write_text(json.dumps({"env": {"MAX_THINKING_TOKENS": "2000", "ENV": "./tools/env.sh"}, "hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "memlane-hook user-prompt-submit", "timeout": 10}]}]}}))
     cli(["doctor", "--json"])
     assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "decides what memlane" in p["what"]] == []
