@@ -369,7 +369,15 @@ GUARD = "sh -c 'if command -v {program} >/dev/null 2>&1; then {command}; fi'"
     "sh -c 'touch /tmp/x; memlane-hook user-prompt-submit'",
     "memlane-hook user-prompt-submit ${X@P}",  # X's value (the settings' env) expanded as a prompt
     "memlane-hook user-prompt-submit ${a[X]}",  # X's value evaluated as arithmetic
-    "memlane-hook user-prompt-submit $[a[X]]"])
+    "memlane-hook user-prompt-submit $[a[X]]",
+    "memlane-hook user-prompt-submit x#;touch /tmp/x",  # "#" inside a word starts no comment: touch runs
+    "memlane-hook user-prompt-submit x#&&touch /tmp/x",
+    "memlane-hook user-prompt-submit \"'$(touch /tmp/x)'\"",  # single quotes inside double ones quote nothing
+    # fish (Codex's $SHELL -lc) and bash's $'…' read \' inside single quotes as a quote: the quoted parts
+    # end elsewhere than sh's, and $(touch /tmp/x) is outside them
+    "memlane-hook user-prompt-submit 'a\\' '$(touch /tmp/x)\\'",
+    "memlane-hook user-prompt-submit $'a\\' '$(touch /tmp/x)\\'",
+    "/bin/sh -P -m memlane.adapters.cli hook user-prompt-submit"])  # the module form, but no Python's
 def test_doctor_says_when_a_committed_memlane_hook_runs_something_besides_memlane(repo, capsys, command):
     """What the list-and-substitution check let through: a newline, a substitution in double quotes
     or in the guard's program, a program that is not memlane's (memlane named in a comment or an
@@ -398,6 +406,49 @@ def test_doctor_does_not_say_memlanes_own_commands_run_more_than_memlane(repo, c
     settings.parent.mkdir()
     settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": command, "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
+
+
+@pytest.mark.parametrize("folder", ["$(touch x)", "back`tick`", "$[1]", "a#b", "#x", "it's", 'say "hi"', "a;b",
+                                    "my tools", "new\nline", "${HOME}"])
+@pytest.mark.parametrize("client", [True, False])
+def test_doctor_does_not_say_what_install_writes_for_an_odd_install_path_runs_more_than_memlane(
+        repo, tmp_path, capsys, folder, client):
+    """memlane installed under a folder whose name a shell would read as more than a name: install
+    quotes it, so the shell runs exactly memlane's program there, and doctor takes it as memlane's."""
+    bin_dir = tmp_path / "tools" / folder / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("memlane", "memlane-hook") if client else ("memlane",):
+        (bin_dir / name).write_text('#!/bin/sh\nprintf %s "$0"\n')
+        (bin_dir / name).chmod(0o755)
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(plan_claude(settings, command=hook_command(str(bin_dir / "memlane"))).after)
+    commands = install.written_commands(settings)
+    assert len(commands) == 2  # the prompt's, the session start's
+    for command in commands:
+        ran = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert ran.stdout == str(bin_dir / ("memlane-hook" if client else "memlane"))
+    cli(["doctor", "--json"])
+    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
+
+
+@pytest.mark.parametrize("executable", ["/opt/py/bin/python3.11", "/usr/bin/pypy3", "/opt/$(x) py/bin/python3"])
+def test_doctor_does_not_say_the_module_form_install_writes_runs_more_than_memlane(
+        repo, capsys, monkeypatch, executable):
+    """No memlane script to name: install writes the interpreter it runs under, whatever its name and folder."""
+    from memlane.adapters.install import memlane_command
+
+    monkeypatch.setattr(sys, "executable", executable)
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(plan_claude(settings, command=hook_command(memlane_command())).after)
+    assert all(c.startswith(f"'{executable}' -P -m memlane.adapters.cli hook") if " " in executable
+               else c.startswith(f"{executable} -P -m memlane.adapters.cli hook")
+               for c in install.written_commands(settings))
     cli(["doctor", "--json"])
     assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
 

@@ -371,6 +371,29 @@ def _steering_env(path: Path) -> list[str]:
 _SHELL_RUNS = re.compile(r"[\n\r`]|\$[(\[]|\$\{(?![A-Za-z_][A-Za-z0-9_]*\})")
 
 
+def _outside_single_quotes(line: str) -> str:
+    """``line`` without what it holds inside single quotes, which every shell reads as it is written:
+    install quotes memlane's path so (``'/opt/$(x)/bin/memlane-hook'`` names a folder, it runs
+    nothing). All of ``line`` when it holds a backslash: inside single quotes fish reads ``\\'`` as a
+    quote (and bash's ``$'…'`` does), so the shells would end a quoted part in different places."""
+    if "\\" in line:
+        return line
+    out, i, double = [], 0, False
+    while i < len(line):
+        ch = line[i]
+        if ch == "'" and not double:
+            end = line.find("'", i + 1)
+            if end < 0:
+                return line  # an open quote: shlex refused it already
+            out.append("''")
+            i = end + 1
+            continue
+        double ^= ch == '"'
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def _runs_more_than_memlane(command: str) -> bool:
     """Whether a hook command counted as memlane's (it names memlane somewhere) runs anything but
     memlane: more shell than the one command memlane writes — a list (``;``, ``&&``, ``|``, a
@@ -391,10 +414,11 @@ def _runs_more_than_memlane(command: str) -> bool:
         if guard.group(1) not in (PORTABLE_HOOK, PORTABLE_CLI):
             return True  # the guard's own test runs what its program word holds
         inner = guard.group(2)
-    if _SHELL_RUNS.search(inner):
+    if _SHELL_RUNS.search(_outside_single_quotes(inner)):
         return True
     lexer = shlex.shlex(inner, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    lexer.commenters = ""  # a shell's "#" starts a comment only at a word's start: "x#;touch y" runs touch
     try:
         words = list(lexer)
     except ValueError:
@@ -424,7 +448,9 @@ def _memlane_program(words: list[str]) -> bool:
         return False
     if os.path.basename(program) in (PORTABLE_HOOK, PORTABLE_CLI):
         return True
-    return os.path.basename(program).startswith("python") and words[1:4] == ["-P", "-m", "memlane.adapters.cli"]
+    # the module form install writes with the interpreter it runs under, whatever its name: CPython's or PyPy's
+    return os.path.basename(program).startswith(("python", "pypy")) and \
+        words[1:4] == ["-P", "-m", "memlane.adapters.cli"]
 
 
 def _program(command: str) -> str | None:
