@@ -287,6 +287,15 @@ def test_the_installed_command_is_quoted_and_absolute(tmp_path):
     assert command == f"'{exe.parent / 'memlane-hook'}' user-prompt-submit"  # the stdlib-only client
 
 
+def test_the_status_line_runs_the_cli_beside_the_hook_client_whatever_its_folder_is_named(tmp_path):
+    exe = tmp_path / "memlane-hook kit" / "bin" / "memlane"
+    exe.parent.mkdir(parents=True)
+    for name in ("memlane", "memlane-hook"):
+        (exe.parent / name).write_text("#!/bin/sh\n")
+    change = plan_claude(tmp_path / "settings.json", statusline=True, command=hook_command(str(exe)))
+    assert json.loads(change.after)["statusLine"]["command"] == f"'{exe}' statusline"
+
+
 def test_codex_and_gemini_get_their_own_files_events_and_units(repo):
     assert cli(["install", "codex"]) == 0
     codex = read(repo / ".codex" / "hooks.json")["hooks"]

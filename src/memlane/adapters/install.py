@@ -401,7 +401,9 @@ def _status_line(after: dict, current, path: Path, hook: str, *, remove: bool, s
             shown = current.get("command") if isinstance(current, dict) else current
             raise InstallError(f"{path} already has a statusLine ({shown}); keep it, or remove it and install again "
                                "with --statusline")
-        cli = hook[: -len(" hook")] if hook.endswith(" hook") else hook.replace(PORTABLE_HOOK, PORTABLE_CLI)
+        # the CLI beside the hook client: its name is the path's last (a folder may hold "memlane-hook" too)
+        head, _, tail = hook.rpartition(PORTABLE_HOOK)
+        cli = hook[: -len(" hook")] if hook.endswith(" hook") else head + PORTABLE_CLI + tail
         command = f"{cli} statusline"
         if guard and cli == PORTABLE_CLI:
             command = guarded(command, PORTABLE_CLI)
