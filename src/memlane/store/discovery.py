@@ -162,7 +162,7 @@ def _logged_cwd(path: str) -> str | None:
     would hold ``doctor`` at the open until something wrote to it, and one swapped for a link may
     lead anywhere: opened without waiting and without following a link, and checked once open."""
     try:
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW), "rb") as fh:
+        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)), "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return None  # a FIFO some writer holds would hand over what it is sent
             head = fh.read(LOG_HEAD_BYTES)
