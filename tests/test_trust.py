@@ -277,6 +277,47 @@ def test_a_repository_config_linked_out_of_the_repository_is_refused(tmp_path, s
     assert load_config(repo).retrieve.k == 3
 
 
+@pytest.mark.parametrize("swap", ["before the open", "after the open"])
+def test_a_repository_config_link_swapped_around_its_open_is_refused(tmp_path, sealed_env, monkeypatch, swap):
+    """A repository's ``.memlane.toml`` linked to a file inside it, swapped for a link out of it
+    just before the open (a check made before the open passed), or linked out at the open and
+    swapped back just after it (a check made after the open would pass): the file read is judged,
+    so neither reads the file outside."""
+    import os
+
+    from memlane import config as config_module
+
+    user_config(sealed_env, "[retrieve]\nk = 4\n")
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text("[retrieve]\nk = 3\n", encoding="utf-8")
+    repo = repo_with(tmp_path, "")
+    inside = repo / "config.toml"
+    inside.write_text("[retrieve]\nk = 5\n", encoding="utf-8")
+    link = repo / ".memlane.toml"
+    link.unlink()
+
+    def point(target):
+        (repo / "next").symlink_to(target)
+        os.replace(repo / "next", link)
+
+    point(inside if swap == "before the open" else elsewhere)
+    real_open = os.open
+
+    def racing_open(path, flags, *args):
+        if str(path) != str(link):
+            return real_open(path, flags, *args)
+        if swap == "before the open":
+            point(elsewhere)
+            return real_open(path, flags, *args)
+        fd = real_open(path, flags, *args)
+        point(inside)
+        return fd
+
+    monkeypatch.setattr(config_module.os, "open", racing_open)
+    config = load_config(repo)
+    assert config.retrieve.k == 4 and "outside the repository" in config.refused[0]["reason"]
+
+
 def test_a_repository_config_swapped_for_a_pipe_after_its_check_is_refused_not_waited_on(tmp_path, sealed_env,
                                                                                          monkeypatch):
     """Between ``is_file`` and the read the file can become a pipe (a link swapped): it is opened

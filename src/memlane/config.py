@@ -393,20 +393,36 @@ def config_files(repo_root: Path | None) -> list[Path]:
 CONFIG_MAX_BYTES = 1_000_000
 
 
-def _read_config(path: Path) -> str:
+def _read_config(path: Path, *, within: Path | None = None) -> str:
     """``path``'s text, refused (``OSError``) past ``CONFIG_MAX_BYTES``: a repository that ships a
     1 GB ``.memlane.toml`` would otherwise make every hook read and parse it (~14 s). Opened without
     waiting and checked once open: a file swapped for a pipe after ``is_file`` said yes would hold
-    the hook at ``open`` until something wrote to it."""
+    the hook at ``open`` until something wrote to it. With ``within``, the file opened must be one
+    that lies there, its links followed: judged after the open, on the file held open, so a link
+    swapped in between a check and the open cannot lead the read outside."""
     import stat
 
     with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        held = os.fstat(handle.fileno())
+        if not stat.S_ISREG(held.st_mode):
             raise OSError("not a regular file")
+        if within is not None and not _held_within(path, held, within):
+            raise OSError("it is a link to a file outside the repository")
         data = handle.read(CONFIG_MAX_BYTES + 1)
     if len(data) > CONFIG_MAX_BYTES:
         raise OSError(f"larger than {CONFIG_MAX_BYTES:,} bytes: not read")
     return data.decode("utf-8")
+
+
+def _held_within(path: Path, held: os.stat_result, root: Path) -> bool:
+    """Whether the file held open (``held``, its ``fstat``) is the one ``path`` leads to now, and
+    that one lies within ``root``."""
+    resolved = os.path.realpath(path)  # once: the file judged is the file compared
+    try:
+        now = os.stat(resolved)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino) and lies_within(resolved, root)
 
 
 def lies_within(path: str | Path, root: str | Path) -> bool:
@@ -444,9 +460,8 @@ def load_config(repo_root: Path | None = None, *, files: list[Path] | None = Non
         import tomllib  # ~20 ms: only when there is a file to read
 
         try:
-            if path == repo_file and not lies_within(path, repo_root):  # a link out of the repository: not its own
-                raise OSError("it is a link to a file outside the repository")
-            data = _parse_toml(_read_config(path))
+            # a link out of the repository: not its own
+            data = _parse_toml(_read_config(path, within=repo_root if path == repo_file else None))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             if path == repo_file:
                 config.refused.append({"key": "(the whole file)", "reason": f"unreadable: {exc}"})
