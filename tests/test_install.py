@@ -400,6 +400,33 @@ def test_doctor_says_when_a_committed_memlane_hook_runs_something_besides_memlan
     assert problem["where"] == str(settings)
 
 
+@pytest.mark.parametrize("program", [
+    "'~/memlane-hook'", '"~/memlane-hook"', "\\~/memlane-hook",  # a quoted "~" is a folder of the working one
+    "~/*/memlane-hook", "~/rep?/memlane-hook", "~/[r]epo/memlane-hook",  # globs over the user's folders
+    "/$PWD/memlane-hook", "/${PWD}/memlane-hook",  # the working folder, expanded
+    "//proc/self/cwd/memlane-hook", "/./proc/self/cwd/memlane-hook",  # /proc/self/cwd, however written
+    "/usr/../proc/self/cwd/memlane-hook", "~/../../../../../../../../../../proc/self/cwd/memlane-hook"])
+def test_doctor_says_when_a_committed_hook_names_memlane_by_a_path_that_reaches_the_repositorys_file(
+        repo, monkeypatch, capsys, program):
+    """memlane's name at the end of a path the shell reads as the repository's own file: the shell
+    runs that file (shown here by running the command), and doctor does not take it as memlane's."""
+    monkeypatch.setenv("HOME", str(repo.parent))  # a clone among the user's folders
+    for folder in (repo, repo / "~"):
+        folder.mkdir(exist_ok=True)
+        (folder / "memlane-hook").write_text("#!/bin/sh\necho the repository file\n")
+        (folder / "memlane-hook").chmod(0o755)
+    command = f"{program} user-prompt-submit"
+    ran = subprocess.run(["sh", "-c", command], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert ran.stdout == "the repository file\n", ran.stderr
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": command, "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
+    assert problem["where"] == str(settings)
+
+
 @pytest.mark.parametrize("command", [
     "'/opt/my tools/bin/memlane-hook' user-prompt-submit --store '/srv/team notes'",
     "/opt/tools/bin/memlane hook session-start --agent codex --embedder none",
@@ -420,7 +447,7 @@ def test_doctor_does_not_say_memlanes_own_commands_run_more_than_memlane(repo, c
 
 
 @pytest.mark.parametrize("folder", ["$(touch x)", "back`tick`", "$[1]", "a#b", "#x", "it's", 'say "hi"', "a;b",
-                                    "my tools", "new\nline", "${HOME}"])
+                                    "my tools", "new\nline", "${HOME}", "$PWD", "a*b", "[ab]", "{a,b}", "~x"])
 @pytest.mark.parametrize("client", [True, False])
 def test_doctor_does_not_say_what_install_writes_for_an_odd_install_path_runs_more_than_memlane(
         repo, tmp_path, capsys, folder, client):

@@ -425,7 +425,20 @@ def _runs_more_than_memlane(command: str) -> bool:
         return True
     if any(word and set(word) <= set("();<>|&") for word in words):
         return True
-    return not _memlane_program(words)
+    return not _memlane_program(words) or not _written_as_is(words[0], inner)
+
+
+def _written_as_is(program: str, line: str) -> bool:
+    """Whether ``line`` starts with ``program`` written as install writes it, so a shell reads
+    those very letters: bare, with nothing a shell expands (``/$PWD/memlane-hook`` is the working
+    folder's file, ``~/*/memlane-hook`` and ``/h*/*/*/memlane-hook`` globs that reach it), a bare
+    ``~/`` for the user's home; or quoted whole, as install quotes an odd path
+    (``'/opt/my tools/bin/memlane-hook'``) — not ``'~/…'``, a ``~`` folder in the working one."""
+    head = line.lstrip(" \t")
+    if not program.startswith("~"):
+        return head.startswith(shlex.quote(program))
+    rest = program.removeprefix("~/")
+    return bool(rest) and shlex.quote(rest) == rest and head.startswith(program)
 
 
 def _one_line(text: str) -> str:
@@ -441,9 +454,12 @@ def _memlane_program(words: list[str]) -> bool:
     from .install import PORTABLE_CLI, PORTABLE_HOOK
 
     program = words[0] if words else ""
-    # /proc/self/cwd/…, /dev/fd/…: an absolute path that is the repository's own file all the same
-    named = program in (PORTABLE_HOOK, PORTABLE_CLI) or program.startswith("~/") or (
-        os.path.isabs(program) and not program.startswith(("/proc/", "/dev/")))
+    # /proc/self/cwd/…, /dev/fd/…: an absolute path that is the repository's own file all the same, however
+    # written ("//proc/…", "/./proc/…"); a ".." may climb there from anywhere ("~/../../proc/self/cwd/…")
+    parts = program.split("/")
+    inside = "/".join(part for part in parts if part not in ("", "."))
+    named = ".." not in parts and (program in (PORTABLE_HOOK, PORTABLE_CLI) or program.startswith("~/") or (
+        os.path.isabs(program) and not inside.startswith(("proc/", "dev/"))))
     if not named:
         return False
     if os.path.basename(program) in (PORTABLE_HOOK, PORTABLE_CLI):
