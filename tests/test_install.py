@@ -427,6 +427,25 @@ def test_doctor_says_when_a_committed_hook_names_memlane_by_a_path_that_reaches_
     assert problem["where"] == str(settings)
 
 
+@pytest.mark.parametrize("fields", [
+    {"shell": "powershell"},  # PowerShell reads the line: "’" ends a single-quoted part there
+    {"args": ["user-prompt-submit"]},  # no shell at all: "~/" names a "~" folder of the working one
+    {"command": "~/memlane-hook", "args": ["user-prompt-submit"]},
+    {"command": None, "args": ["memlane-hook", "user-prompt-submit"]}])  # no command but memlane in its args
+def test_doctor_says_when_a_committed_memlane_hook_is_run_otherwise_than_by_sh(repo, capsys, fields):
+    """doctor reads a hook's command as a POSIX shell does: a hook the agent runs otherwise (a
+    ``shell`` of its own, the exec form's ``args``), which memlane never writes, is not taken as memlane's."""
+    handler = {"type": "command", "command": "memlane-hook user-prompt-submit '’; touch x; ’'", "timeout": 10,
+               **fields}
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {k: v for k, v in handler.items() if v is not None}]}]}}))
+    cli(["doctor", "--json"])
+    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
+    assert problem["where"] == str(settings)
+
+
 @pytest.mark.parametrize("command", [
     "'/opt/my tools/bin/memlane-hook' user-prompt-submit --store '/srv/team notes'",
     "/opt/tools/bin/memlane hook session-start --agent codex --embedder none",
@@ -435,13 +454,15 @@ def test_doctor_says_when_a_committed_hook_names_memlane_by_a_path_that_reaches_
     "memlane hook user-prompt-submit --index \"$HOME/idx.db\" --store ${HOME}/notes",
     GUARD.format(program="memlane-hook", command="memlane-hook user-prompt-submit --agent gemini"),
     "if command -v memlane-hook >/dev/null 2>&1; then memlane-hook user-prompt-submit; fi"])
-def test_doctor_does_not_say_memlanes_own_commands_run_more_than_memlane(repo, capsys, command):
+@pytest.mark.parametrize("fields", [{}, {"shell": "bash"}])
+def test_doctor_does_not_say_memlanes_own_commands_run_more_than_memlane(repo, capsys, command, fields):
     """Memlane's own command lines — quoted paths with spaces, the module form, the guard, an older
-    guard without sh -c — are memlane's alone (whether their program exists here is another check)."""
+    guard without sh -c — are memlane's alone (whether their program exists here is another check);
+    with Claude Code's default shell named, too."""
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": command, "timeout": 10}]}]}}))
+        {"type": "command", "command": command, "timeout": 10, **fields}]}]}}))
     cli(["doctor", "--json"])
     assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
 

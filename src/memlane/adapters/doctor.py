@@ -149,7 +149,7 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
     """Installed hooks whose command would not run on this machine, runs more than memlane, or
     whose repository's settings set what decides what it runs."""
     from .agents import load
-    from .install import settings_path, unguarded, written_commands
+    from .install import settings_path, unguarded, written_handlers
 
     problems = []
     for agent, where in hooks.items():
@@ -168,9 +168,10 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
                                         "read what that setting points at before an agent starts here; take it out "
                                         "of that file's \"env\" unless your team put it there on purpose"))
         for scope, path in where.items():
-            for written in written_commands(Path(path)):
+            for handler in written_handlers(Path(path)):
+                written = str(handler.get("command", ""))
                 command = unguarded(written)
-                if _runs_more_than_memlane(written):
+                if _runs_more_than_memlane(written) or _not_run_by_sh(handler):
                     problems.append(Problem(f"the {agent} hooks run more than memlane: `{_one_line(written)}`", path,
                                             "read what else that command runs before an agent starts here; "
                                             f"`memlane install {agent}{_SCOPE_FLAGS[scope]}` puts memlane's own command "
@@ -392,6 +393,15 @@ def _outside_single_quotes(line: str) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
+
+
+def _not_run_by_sh(handler: dict) -> bool:
+    """Whether the agent runs a hook otherwise than by the POSIX shell ``_runs_more_than_memlane``
+    reads its command as, which memlane never writes: ``"shell": "powershell"`` (Claude Code hands
+    the line to PowerShell, which quotes otherwise: ``’`` ends a single-quoted part there, so
+    ``memlane-hook '’; touch x; ’'`` runs touch) or ``args`` (no shell at all: ``~/memlane-hook``
+    is then a ``~`` folder of the working one)."""
+    return handler.get("shell") not in (None, "bash") or "args" in handler
 
 
 def _runs_more_than_memlane(command: str) -> bool:

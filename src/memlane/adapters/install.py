@@ -511,13 +511,19 @@ def written_commands(path: Path) -> list[str]:
     """The commands of memlane's hooks in the settings file at ``path`` as it writes them, guard
     and all (none when it has none or cannot be read; read as JSON with comments, as Gemini CLI
     reads its own)."""
+    return [str(h.get("command", "")) for h in written_handlers(path)]
+
+
+def written_handlers(path: Path) -> list[dict]:
+    """memlane's hooks in the settings file at ``path``, each its whole handler: its command and
+    what else the file gives it (a ``shell``, ``args``)."""
     settings = read_settings_file(path)
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
     if not isinstance(hooks, dict):
         return []
     handlers = [h for groups in hooks.values() if isinstance(groups, list) for g in groups if isinstance(g, dict)
                 for h in ([g] if "command" in g else g.get("hooks", []) if isinstance(g.get("hooks"), list) else [])]
-    return [str(h["command"]) for h in handlers if isinstance(h, dict) and _is_ours(h)]
+    return [h for h in handlers if isinstance(h, dict) and _is_ours(h)]
 
 
 def read_settings_file(path: Path):
