@@ -1067,6 +1067,7 @@ def test_doctor_shows_a_hook_command_that_runs_more_than_memlane_as_written_on_o
 @pytest.mark.parametrize("variable", ["PATH", "PYTHONPATH", "LD_PRELOAD", "BASH_ENV", "BASH_FUNC_memlane-hook%%",
                                       "BASH_FUNC_\x1b[2J%%", "SHELLOPTS", "BASHOPTS", "PS4",
                                       "ZDOTDIR",  # zsh runs its .zshenv first, for zsh -c too
+                                      "CLAUDE_CODE_SHELL_PREFIX",  # Claude Code runs each hook through it
                                       # the user's own files: a hook under ~/ and the user's config (its
                                       # judge.command runs) found in the repository, and what that config names
                                       "HOME", "XDG_CONFIG_HOME", "MEMLANE_CONFIG", "XDG_DATA_HOME", "XDG_CACHE_HOME",

@@ -342,9 +342,11 @@ _ANSWERED = re.compile(r" memlane: hook [\w-]+: session .*, \d+ chars in \d+ ms$
 #: repository's ``.memlane.toml`` may not name one), the user store, the index, the team database.
 #: ``ZDOTDIR``: the folder zsh runs ``.zshenv`` from, for every zsh, ``zsh -c`` too — the shell an
 #: agent hands the hook line to may be zsh (Codex's ``$SHELL -lc``; macOS's login shell). Not ``ENV``:
-#: sh, dash and bash read it only when interactive, and no agent runs a hook in an interactive shell
-_STEERING = ("PATH", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "ZDOTDIR", "HOME", "XDG_CONFIG_HOME",
-             "XDG_DATA_HOME", "XDG_CACHE_HOME", "MEMLANE_CONFIG", "MEMLANE_CACHE_DIR", "MEMLANE_TEAM_DSN")
+#: sh, dash and bash read it only when interactive, and no agent runs a hook in an interactive shell.
+#: ``CLAUDE_CODE_SHELL_PREFIX``: Claude Code runs each hook's command through the program it names
+_STEERING = ("PATH", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "ZDOTDIR", "CLAUDE_CODE_SHELL_PREFIX", "HOME",
+             "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "MEMLANE_CONFIG", "MEMLANE_CACHE_DIR",
+             "MEMLANE_TEAM_DSN")
 _STEERING_PREFIXES = ("PYTHON", "LD_", "DYLD_", "BASH_FUNC_")
 
 
