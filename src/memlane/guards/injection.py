@@ -40,15 +40,16 @@ OVERRIDE, EXFIL, COVERT = "instruction override", "exfiltration", "covert action
 #: reads a host from there: a service's name inside one is judged with the host it is in); where such a run is
 #: a URL's host: after the "//" of a scheme or of a bare "//host", or bare after a space, a quote, "<" or "(";
 #: the "user:password@" a host may follow; and a host that ends with a service's domain, a whole label, not
-#: followed by more host (a "\\." the shell reads as "."), nor by "@" (then it was the user part)
+#: followed by more host (a "\\." the shell reads as ".", a quote the shell joins it past), nor by "@" (then it
+#: was the user part)
 #: ({name}: the name, a group or a reference to one; each domain starts with its service's name)
 _SERVICES = "slack|telegram|discord|pipedream|ngrok|requestbin|beeceptor"
 _RUN_START = r"(?<![\w.:@-])"
 _HOST_START = r"(?:(?<=://)|(?<=//)(?<![^\s'\"`<(]//)|(?<![^\s'\"`<(])(?<!\S['\"`<(]))"
 _USERINFO = r"(?:[^\s/?#@'\"\\]{0,255}@)?"
 _SERVICE_HOST = (r"(?<![\w-])(?={name})(?:slack\.com|telegram\.org|discord(?:app)?\.com|pipedream\.net"
-                 r"|ngrok(?:-free)?\.(?:io|app|dev)|requestbin\.(?:com|net)|beeceptor\.com)(?![\w\\-]|\.[\w\\-])"
-                 r"(?![^\s/?#'\"]*@)")
+                 r"|ngrok(?:-free)?\.(?:io|app|dev)|requestbin\.(?:com|net)|beeceptor\.com)"
+                 r"(?!['\"`]*(?:[\w\\-]|\.[\w\\-]))(?![^\s/?#'\"]*@)")
 
 _PARTS = {
     "CLAUSE": r"(?:[^.!?\n]|\.(?=\S))",  # a character of the same sentence (a dot in a name is not an end)
