@@ -381,6 +381,8 @@ GUARD = "sh -c 'if command -v {program} >/dev/null 2>&1; then {command}; fi'"
     "memlane-hook user-prompt-submit $[a[X]]",
     "memlane-hook user-prompt-submit $HOME[X]",  # zsh (Codex's $SHELL -lc) indexes without braces: the same
     "memlane-hook user-prompt-submit \"$HOME[X]\"",
+    "memlane-hook user-prompt-submit $~X",  # zsh globs X's value: its "*(e:touch /tmp/x:)" runs touch
+    "memlane-hook user-prompt-submit $^~X",
     "memlane-hook user-prompt-submit x#;touch /tmp/x",  # "#" inside a word starts no comment: touch runs
     "memlane-hook user-prompt-submit x#&&touch /tmp/x",
     "memlane-hook user-prompt-submit \"'$(touch /tmp/x)'\"",  # single quotes inside double ones quote nothing

@@ -370,8 +370,10 @@ def _steering_env(path: Path) -> list[str]:
 #: second command), a command substitution (``$(…)``, backticks), bash's arithmetic (``$[…]``) and
 #: any ``${…}`` but a plain name: ``${X@P}`` expands X's value as a prompt, substitutions and all,
 #: and an index (``${a[X]}``; zsh's ``$HOME[X]`` without braces) evaluates X's value as arithmetic,
-#: which runs the ``$(…)`` it holds — a committed settings file sets X too (Claude Code's ``env``)
-_SHELL_RUNS = re.compile(r"[\n\r`]|\$[(\[]|\$\{(?![A-Za-z_][A-Za-z0-9_]*\})|\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])\[")
+#: which runs the ``$(…)`` it holds — a committed settings file sets X too (Claude Code's ``env``);
+#: zsh's flags without braces (``$~X`` globs X's value, and a glob's ``*(e:…:)`` runs what it holds)
+_SHELL_RUNS = re.compile(r"[\n\r`]|\$[(\[~^=+]|\$\{(?![A-Za-z_][A-Za-z0-9_]*\})"
+                         r"|\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])\[")
 
 
 def _outside_single_quotes(line: str) -> str:
