@@ -407,7 +407,7 @@ def test_doctor_says_when_a_committed_memlane_hook_runs_something_besides_memlan
 @pytest.mark.parametrize("program", [
     "'~/memlane-hook'", '"~/memlane-hook"', "\\~/memlane-hook",  # a quoted "~" is a folder of the working one
     "~/*/memlane-hook", "~/rep?/memlane-hook", "~/[r]epo/memlane-hook",  # globs over the user's folders
-    "/$PWD/memlane-hook", "/${PWD}/memlane-hook",  # the working folder, expanded
+    "/$PWD/memlane-hook", "/${PWD}/memlane-hook", '"/$PWD/memlane-hook"',  # the working folder, expanded
     "//proc/self/cwd/memlane-hook", "/./proc/self/cwd/memlane-hook",  # /proc/self/cwd, however written
     "/usr/../proc/self/cwd/memlane-hook", "~/../../../../../../../../../../proc/self/cwd/memlane-hook"])
 def test_doctor_says_when_a_committed_hook_names_memlane_by_a_path_that_reaches_the_repositorys_file(
@@ -452,6 +452,7 @@ def test_doctor_says_when_a_committed_memlane_hook_is_run_otherwise_than_by_sh(r
 
 @pytest.mark.parametrize("command", [
     "'/opt/my tools/bin/memlane-hook' user-prompt-submit --store '/srv/team notes'",
+    '"/opt/my tools/bin/memlane-hook" user-prompt-submit',  # double quotes, nothing in them expands
     "/opt/tools/bin/memlane hook session-start --agent codex --embedder none",
     "'/opt/my python/bin/python3' -P -m memlane.adapters.cli hook user-prompt-submit",
     "~/.local/bin/memlane-hook user-prompt-submit --store ~/notes",

@@ -447,10 +447,12 @@ def _written_as_is(program: str, line: str) -> bool:
     those very letters: bare, with nothing a shell expands (``/$PWD/memlane-hook`` is the working
     folder's file, ``~/*/memlane-hook`` and ``/h*/*/*/memlane-hook`` globs that reach it), a bare
     ``~/`` for the user's home; or quoted whole, as install quotes an odd path
-    (``'/opt/my tools/bin/memlane-hook'``) — not ``'~/…'``, a ``~`` folder in the working one."""
+    (``'/opt/my tools/bin/memlane-hook'``), or in double quotes with nothing they expand — not
+    ``'~/…'``, a ``~`` folder in the working one."""
     head = line.lstrip(" \t")
     if not program.startswith("~"):
-        return head.startswith(shlex.quote(program))
+        doubled = f'"{program}"' if not set(program) & set('$`\\"') else shlex.quote(program)
+        return head.startswith((shlex.quote(program), doubled))
     rest = program.removeprefix("~/")
     return bool(rest) and shlex.quote(rest) == rest and head.startswith(program)
 
