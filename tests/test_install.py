@@ -431,6 +431,32 @@ def test_doctor_says_when_a_committed_hook_names_memlane_by_a_path_that_reaches_
     assert problem["where"] == str(settings)
 
 
+@pytest.mark.parametrize("program", ["{repo}/memlane-hook", "~/repo/memlane-hook", "{repo}/tools/memlane hook"])
+def test_doctor_says_when_the_shared_settings_run_a_memlane_hook_of_the_repository(repo, monkeypatch, capsys,
+                                                                                 program):
+    """A committed settings file that names its own clone's file by the path it has here (a clone
+    where the repository expects it) runs the repository's file; install writes memlane's bare name there."""
+    monkeypatch.setenv("HOME", str(repo.parent))
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": f"{program.format(repo=repo)} user-prompt-submit", "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
+    assert problem["where"] == str(settings)
+
+
+def test_doctor_takes_a_local_settings_hook_in_the_projects_own_environment_as_memlanes(repo, capsys):
+    """memlane installed in the project's own environment (``.venv``): ``memlane install claude``
+    writes its path in this machine's settings of the project, and that is memlane's."""
+    settings = repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": f"{repo}/.venv/bin/memlane-hook user-prompt-submit", "timeout": 10}]}]}}))
+    cli(["doctor", "--json"])
+    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
+
+
 @pytest.mark.parametrize("fields", [
     {"shell": "powershell"},  # PowerShell reads the line: "’" ends a single-quoted part there
     {"args": ["user-prompt-submit"]},  # no shell at all: "~/" names a "~" folder of the working one

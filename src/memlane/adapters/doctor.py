@@ -171,7 +171,8 @@ def check_hooks(hooks: dict[str, dict[str, str]]) -> list[Problem]:
             for handler in written_handlers(Path(path)):
                 written = str(handler.get("command", ""))
                 command = unguarded(written)
-                if _runs_more_than_memlane(written) or _not_run_by_sh(handler):
+                if _runs_more_than_memlane(written) or _not_run_by_sh(handler) or (
+                        scope == "shared" and _in_repository(_program(command), Path(path).parent.parent)):
                     problems.append(Problem(f"the {agent} hooks run more than memlane: `{_one_line(written)}`", path,
                                             "read what else that command runs before an agent starts here; "
                                             f"`memlane install {agent}{_SCOPE_FLAGS[scope]}` puts memlane's own command "
@@ -397,6 +398,14 @@ def _outside_single_quotes(line: str) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
+
+
+def _in_repository(program: str | None, root: Path) -> bool:
+    """Whether ``program``, a path, is a file of the repository at ``root`` (``/home/me/clone/memlane-hook``,
+    ``~/clone/memlane-hook``): what the shared settings run is the repository's own then — install writes
+    memlane's bare name there, which each machine's PATH finds — as a program inside it is for its .mcp.json."""
+    return bool(program) and "/" in program and \
+        Path(os.path.expanduser(program)).resolve().is_relative_to(root.resolve())
 
 
 def _not_run_by_sh(handler: dict) -> bool:
