@@ -202,6 +202,25 @@ def test_errors_exit_2_with_one_line(capsys, store, tmp_path, argv, says):
     assert says in line
 
 
+@pytest.mark.parametrize("argv", [["recall", "--store", "{weird}", "x"],
+                                  ["recall", "--store", "{store}", "--prompt-json", "{weird}"]],
+                         ids=["store", "prompt-json"])
+def test_an_error_shows_the_controls_of_what_it_quotes_escaped(capsys, store, tmp_path, argv):
+    """A path typed with an escape sequence or a bidi override in it is named with them written out
+    (\\x1b, \\u202e): the terminal runs none of them, and the user sees what is there."""
+    weird = str(tmp_path / "x\x1b]0;title\x07y\u202e.json")
+    line = one_line_error(*run(capsys, *[a.format(store=store, weird=weird) for a in argv], "--embedder", "none"))
+    assert "\x1b" not in line and "\x07" not in line and "\u202e" not in line
+    assert "x\\x1b]0;title\\x07y\\u202e.json" in line
+
+
+def test_an_unknown_option_shows_its_controls_escaped(capsys):
+    with pytest.raises(SystemExit):
+        main(["recall", "x", "--bogus\x1b[2J"])
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "--bogus\\x1b[2J" in err
+
+
 def test_bad_config_exits_2_with_one_line(capsys, store, tmp_path, monkeypatch):
     bad = tmp_path / "bad.toml"
     bad.write_text("[retrieve]\nbogus = 1\n")

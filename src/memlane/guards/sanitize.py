@@ -50,7 +50,7 @@ import re
 import unicodedata
 from functools import cache
 
-__all__ = ["is_one_line", "line_break_chars", "normalise", "reading", "readings", "strip_controls", "unmark"]
+__all__ = ["escape_controls", "is_one_line", "line_break_chars", "normalise", "reading", "readings", "strip_controls", "unmark"]
 
 # Latin letter -> its look-alikes, written as escapes so a reviewer can tell them apart.
 _LOOKALIKES = {
@@ -208,6 +208,13 @@ def strip_controls(text: str) -> str:
     """``text`` without terminal escape sequences, control characters (newline and tab stay),
     bidi controls or tag characters: safe to print to a terminal or hand to an agent."""
     return _re()["controls"].sub("", text or "")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with each control, bidi or tag character ``strip_controls`` takes out written as an
+    escape (``\\x1b``, ``\\u202e``) instead: a line that quotes what a user typed (an error naming
+    a path) shows what is there, and the terminal runs none of it."""
+    return _re()["suspect"].sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text or "")
 
 
 def line_break_chars(text: str, *, allow_tab: bool = True) -> list[str]:

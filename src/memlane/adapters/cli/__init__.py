@@ -120,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(named)  # a command the line does not name (a typo, --help): all of them
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said with the usage of the command given them, not memlane's
-        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+        from ...guards.sanitize import escape_controls
+
+        _innermost(parser, args).error(escape_controls(f"unrecognized arguments: {' '.join(unknown)}"))
     _stderr_logging(verbose=getattr(args, "verbose", False))
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
@@ -128,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except MemlaneError as exc:  # every error memlane raises on purpose: one line, its exit code
+        from ...guards.sanitize import escape_controls
         from ...guards.secrets import redact
 
-        sys.stderr.write(redact(f"memlane: error: {exc}") + "\n")  # it may quote a path, a prompt, a value
+        # it may quote a path, a prompt, a value: shown with its controls escaped, never run by the terminal
+        sys.stderr.write(escape_controls(redact(f"memlane: error: {exc}")) + "\n")
         return exit_code(exc)
     except KeyboardInterrupt:
         return 130
