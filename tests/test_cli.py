@@ -202,6 +202,13 @@ def test_errors_exit_2_with_one_line(capsys, store, tmp_path, argv, says):
     assert says in line
 
 
+@pytest.mark.parametrize("command", [["show"], ["archive"], ["restore"], ["link", "--suggest"]])
+def test_a_name_no_note_has_is_quoted_back_capped(capsys, store, command):
+    """A page pasted where a note's name goes is not printed back whole (twice, by show)."""
+    line = one_line_error(*run(capsys, *command, "deploy " * 500, "--store", str(store), "--embedder", "none"))
+    assert "no note" in line and "deploy deploy" in line and len(line) < 400
+
+
 @pytest.mark.parametrize("argv", [["recall", "--store", "{weird}", "x"],
                                   ["recall", "--store", "{store}", "--prompt-json", "{weird}"]],
                          ids=["store", "prompt-json"])

@@ -500,8 +500,8 @@ class Memory:
         """What to say when no local note is called ``name``: when the team holds one, that it is a
         team note and ``team_note`` (why the command does not act on it), else that there is none."""
         if self.team is not None and self.team.find(name):
-            return f"{name!r} is a team note: {team_note}"
-        return f"no note called {name!r}"
+            return f"{name[:100]!r} is a team note: {team_note}"
+        return f"no note called {name[:100]!r}"  # as far as a note's name can go, not a pasted page
 
     # -- other reads ----------------------------------------------------------------
     def show(self, name: str, *, refresh: bool = True, session: str | None = None) -> list[dict]:

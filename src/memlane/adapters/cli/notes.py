@@ -46,7 +46,8 @@ def cmd_show(args) -> int:
     memory = open_memory(args)
     found = memory.show(args.name)
     if not found:
-        raise UsageError(f"no note named {args.name!r} (try: memlane recall {args.name!r})")
+        name = args.name[:100]  # quoted back as far as a note's name can go, not a pasted page
+        raise UsageError(f"no note named {name!r} (try: memlane recall {name!r})")
     text = []
     for n, note in enumerate(found):
         # the agent may run this command (the hooks' menu says so): it gets what the hooks give; meta goes

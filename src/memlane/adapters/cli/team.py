@@ -234,7 +234,7 @@ def cmd_history(args) -> int:
     finally:
         team.close()
     if not versions:
-        raise UsageError(f"the team has no note called {args.name!r}")
+        raise UsageError(f"the team has no note called {args.name[:100]!r}")
     lines = []
     for v in versions:
         risk = None if args.unscreened else unit_risk(v["text"])
