@@ -202,6 +202,28 @@ def test_errors_exit_2_with_one_line(capsys, store, tmp_path, argv, says):
     assert says in line
 
 
+@pytest.mark.parametrize("option, value, source", [("--since", "2026-01-01", "--transcripts"),
+                                                    ("--in-session", "abc", "--transcripts"),
+                                                    ("--path", "*.md", "--docs")])
+def test_a_filter_of_a_source_the_recall_does_not_search_is_refused(capsys, store, option, value, source):
+    """--since on a recall of the notes alone narrowed nothing and the answer said nothing of it."""
+    line = one_line_error(*run(capsys, "recall", "--store", str(store), "--embedder", "none", option, value, PROMPT))
+    assert f"{option} narrows" in line and source in line
+
+
+def test_a_date_that_is_not_one_is_refused_before_recalling(capsys, store, tmp_path):
+    """--since garbage with --transcripts failed the transcripts' list alone, inside an answer that exited 0."""
+    (tmp_path / "t").mkdir()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["recall", "--store", str(store), "--embedder", "none", "--transcripts", str(tmp_path / "t"),
+              "--since", "last tuesday", PROMPT])
+    assert exit_info.value.code == 2
+    assert "argument --since: 'last tuesday' is not an ISO date" in capsys.readouterr().err
+    code, out, err = run(capsys, "recall", "--store", str(store), "--embedder", "none", "--transcripts",
+                         str(tmp_path / "t"), "--since", "2026-01-01", "--until", "2026-02-01T10:00", PROMPT)
+    assert code == 0 and "failed" not in out + err
+
+
 @pytest.mark.parametrize("command", [["show"], ["archive"], ["restore"], ["link", "--suggest"]])
 def test_a_name_no_note_has_is_quoted_back_capped(capsys, store, command):
     """A page pasted where a note's name goes is not printed back whole (twice, by show)."""

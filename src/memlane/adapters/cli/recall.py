@@ -65,10 +65,31 @@ def register(sub) -> None:
                             "--docs/--transcripts/--code: the notes and what those mount)")
     group.add_argument("--ceiling", type=positive_int, metavar="N", help="results across all sources, shared equally")
     group.add_argument("--in-session", metavar="ID", help="transcripts: only this session (an id or its prefix)")
-    group.add_argument("--since", metavar="DATE", help="transcripts: only turns at or after this date/time")
-    group.add_argument("--until", metavar="DATE", help="transcripts: only turns before this date/time")
+    group.add_argument("--since", metavar="DATE", type=_iso_date,
+                       help="transcripts: only turns at or after this date/time (ISO: 2026-05-01, 2026-05-01T09:30)")
+    group.add_argument("--until", metavar="DATE", type=_iso_date,
+                       help="transcripts: only turns before this date/time (a bare date: to its end)")
     group.add_argument("--project", metavar="TEXT", help="transcripts: only this project (part of its folder)")
     group.add_argument("--path", metavar="GLOB", help="docs and code: only files matching this glob")
+
+
+def _iso_date(text: str) -> str:
+    """``--since``/``--until``: an ISO date or datetime, refused at once when it is not one (it
+    filters transcripts only, where a bad one failed that list alone and the command said nothing)."""
+    import argparse
+
+    from ...domains.transcripts import _epoch
+
+    if _epoch(text) is None:
+        raise argparse.ArgumentTypeError(f"{text[:100]!r} is not an ISO date or datetime (e.g. 2026-05-01, "
+                                         "2026-05-01T09:30)")
+    return text
+
+
+#: the options that narrow another source's list: the source, and how to add it to a recall
+FILTERS = {"in_session": "transcripts", "since": "transcripts", "until": "transcripts", "project": "transcripts",
+           "path": "docs or code"}
+ADD_SOURCE = {"transcripts": "--transcripts DIR (auto: Claude Code's)", "docs or code": "--docs DIR or --code DIR"}
 
 
 def cmd_recall(args) -> int:
@@ -83,6 +104,11 @@ def cmd_recall(args) -> int:
         raise UsageError("--unscreened is for a person at a terminal (this command's input is not one)")
     if args.domains or args.docs or args.transcripts or args.code:
         return _recall_domains(args, prompt)
+    given = [name for name in FILTERS if getattr(args, name)]
+    if given:  # notes alone take none of them: said, not ignored
+        source = FILTERS[given[0]]
+        raise UsageError(f"--{given[0].replace('_', '-')} narrows {source}, which this recall does not search: "
+                         f"add {ADD_SOURCE[source]}, or --domains")
     request = {"prompt": prompt, "k": args.k, "depth": args.depth, "explain": args.explain, "fusion": args.fusion,
                "deep": args.deep, "divergent": args.divergent, "session": args.session, "json": args.json,
                "unscreened": args.unscreened}
