@@ -516,6 +516,23 @@ def test_recall_prompt_json_says_it_would_inject_the_menu_when_only_the_menu_com
     assert context_of(run_hook(hook_env, "user-prompt-submit", payload)) == injected.rstrip("\n")
 
 
+def test_recall_prompt_json_prints_a_pasted_page_of_a_prompt_as_one_short_line(hook_env, tmp_path):
+    """A prompt that pastes a log is echoed on the query line cut, on one line, with its length
+    (it printed every character the hook keeps, across the log's lines); --json keeps it whole."""
+    prompt = "why is the CI cache stale after a rebase?\n" + "".join(f"step {n}: cache miss\n" for n in range(2000))
+    (tmp_path / "in.json").write_text(json.dumps(prompt_payload(hook_env, prompt)))
+    cmd = [sys.executable, "-m", "memlane.adapters.cli", "recall", "--prompt-json", str(tmp_path / "in.json"),
+           "--store", str(hook_env["store"]), "--embedder", "none", "--index", str(hook_env["index"])]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("query: ")]
+    assert line.startswith("query: why is the CI cache stale after a rebase? step 0: cache miss step 1")
+    assert len(line) < 600 and "characters; --json has them all)" in line
+    assert "step 1999: cache miss" not in proc.stdout.split("--- the injected text ---")[0]
+    data = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=120).stdout)
+    assert "step 1999: cache miss" in data["report"]["query"]
+
+
 def test_the_hook_log_is_kept_small(tmp_path):
     """Past its size the log becomes ``hook.log.1`` and a new one begins: two files at most."""
     from memlane import logs

@@ -146,6 +146,20 @@ def recall_answer(memory: "Memory", request: dict) -> tuple[str, str]:
                     format_results(results, depth, request["explain"], risks)), err
 
 
+#: how much of the query ``recall --prompt-json`` prints on its line (--json has it whole)
+QUERY_SHOWN = 500
+
+
+def _query_line(query: str) -> str:
+    """The query the hook searched, on one line: a pasted page (up to the hook's cap on a prompt,
+    tens of thousands of characters, and its lines) is cut, and says how long it is."""
+    from ...retrieve.recalled import shorten
+
+    shown = shorten(query, QUERY_SHOWN)
+    cut = len(shown) < len(" ".join(query.split()))
+    return f"query: {shown}" + (f"  ({len(query):,} characters; --json has them all)" if cut else "")
+
+
 #: the report's layer keys, in the words the docs use (docs/agents.md, "What the hooks inject")
 LAYER_WORDS = {"L3": "layer 3 (the prompt's notes)", "L4": "layer 4 (deep search)"}
 
@@ -386,7 +400,7 @@ def _recall_hook_input(args) -> int:
     notice(memory)
     fill = (f"fill unknown ({report['fill_source']})" if report["fill"] is None else
             f"fill {report['fill']:.0%} of {report['window']:,} tokens, from the {report['fill_source']}")
-    lines = [f"bracket: {report['bracket']} — {fill}; {report['bracket_reason']}", f"query: {report['query']}"]
+    lines = [f"bracket: {report['bracket']} — {fill}; {report['bracket_reason']}", _query_line(report["query"])]
     for layer, data in report["layers"].items():
         lines.append(f"{LAYER_WORDS.get(layer, layer)} recalled: {', '.join(data['recalled']) or 'nothing'}")
         if data.get("judge"):
