@@ -371,6 +371,17 @@ def test_a_line_the_log_writes_to_stderr_is_redacted(capsys, tmp_path):
     assert "memlane: could not read" in err and token not in err and "[redacted secret]" in err
 
 
+def test_a_line_the_log_writes_to_stderr_shows_its_controls_escaped(capsys, tmp_path):
+    """`memlane lint` names a note it skipped on stderr: a file name holding an escape sequence is
+    written out, not run by the terminal."""
+    (tmp_path / "bad\x1b]0;pwned\x07.md").write_bytes(b"\x00binary")
+    (tmp_path / "ok.md").write_text("---\nname: ok\ndescription: when it is ok\ntype: project\n---\nok\n")
+    main(["lint", "--store", str(tmp_path), "--embedder", "none", "--index", str(tmp_path / "i.sqlite")])
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "bad\\x1b]0;pwned\\x07.md: binary file" in err
+
+
 def test_a_command_after_a_hook_in_one_process_still_logs_to_stderr(capsys):
     """A hook (or the daemon) sends memlane's lines to ``hook.log``; a later command in the same
     process takes its stderr back (the test above passed or failed by whether a hook test had run

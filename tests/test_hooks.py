@@ -581,6 +581,24 @@ def test_the_hook_log_writes_logging_s_line_redacted_with_its_traceback(tmp_path
     assert "ValueError: bad [redacted secret]" in text
 
 
+def test_the_hook_log_writes_the_control_characters_a_line_quotes_escaped(tmp_path):
+    """A note's file name with an escape sequence in it (the daemon logs the files it skips): the
+    README says to look at hook.log, and `tail` must not run what the name holds."""
+    from memlane import logs
+    from memlane.adapters.hook import _HookLog
+
+    handler = _HookLog(tmp_path / "hook.log", max_bytes=10_000)
+    logs.send_to(handler)
+    try:
+        logs.get("memlane.index").warning("skipped %s: binary file", "/m/evil\x1b]0;pwned\x07\u202e.md")
+    finally:
+        logs.send_to(None)
+        handler.close()
+    text = (tmp_path / "hook.log").read_text()
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "skipped /m/evil\\x1b]0;pwned\\x07\\u202e.md: binary file\n" in text
+
+
 def test_a_hook_log_that_cannot_be_written_loses_the_line_not_the_answer(sealed_env, tmp_path):
     """A read-only cache or a folder where hook.log should be: the hook still answers."""
     import io

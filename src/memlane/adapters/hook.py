@@ -23,7 +23,7 @@ from .. import logs
 from ..config import cache_home
 from ..index.connection import private_file
 from .agents import DEFAULT, PROMPT, SESSION_START, load
-from ..guards.sanitize import whole_characters
+from ..guards.sanitize import escape_controls, whole_characters
 from ..guards.secrets import map_strings, redact
 
 EVENTS = (SESSION_START, PROMPT)
@@ -35,7 +35,8 @@ log = logs.get("memlane")
 class _HookLog(logs.Sink):
     """``hook.log``, kept small: past ``max_bytes`` the file becomes ``hook.log.1`` (the one
     before that is dropped) and a new one begins. Its lines are ``logging``'s default format
-    (time, process, logger: message), redacted (a line quotes prompts and errors), written without
+    (time, process, logger: message), redacted (a line quotes prompts and errors) and its control
+    characters escaped, written without
     ``logging``, which a fresh hook process never imports (see ``logs``)."""
 
     level = logs.INFO
@@ -59,7 +60,9 @@ class _HookLog(logs.Sink):
         again, once."""
         now = time.time()
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
-        line = f"{stamp},{int(now % 1 * 1000):03d} {os.getpid()} {name}: {redact(message)}\n"
+        # a file's name or a prompt the line quotes may hold an escape sequence: written out, so that
+        # `tail hook.log` (what the README says to look at) shows it and the terminal runs none of it
+        line = f"{stamp},{int(now % 1 * 1000):03d} {os.getpid()} {name}: {escape_controls(redact(message))}\n"
         with self._lock:
             try:
                 try:

@@ -65,12 +65,19 @@ class _Said:
 
 class _Redacted:
     """Redacts each line on its way to stderr (``guards.secrets.RedactingFilter``, loaded with the
-    first line: a recall answered by the daemon writes none, and loads no guard)."""
+    first line: a recall answered by the daemon writes none, and loads no guard), and escapes its
+    control characters."""
 
     def filter(self, record) -> bool:
+        from ...guards.sanitize import escape_controls
         from ...guards.secrets import RedactingFilter
 
-        return RedactingFilter().filter(record)
+        RedactingFilter().filter(record)
+        message = record.getMessage()
+        shown = escape_controls(message)  # a file's name with an escape sequence in it: written out, never run
+        if shown != message:
+            record.msg, record.args = shown, None
+        return True
 
 
 def _stderr_logging(*, verbose: bool) -> None:
