@@ -59,6 +59,18 @@ def test_doctor_on_a_working_setup_exits_0(repo, capsys):
     assert "memory works here." in capsys.readouterr().out
 
 
+def test_doctor_says_when_no_agent_uses_memory_yet(repo, capsys):
+    """A new user runs doctor before installing anything: memory works, and nothing would ever ask
+    it — doctor says how to give it to an agent, and stops saying so once the hooks are in."""
+    assert cli(["doctor"]) == 0
+    assert "memory works here. No agent uses it yet: `memlane install claude`" in capsys.readouterr().out
+    assert cli(["install", "claude"]) == 0
+    capsys.readouterr()
+    assert cli(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "memory works here." in out and "No agent uses it" not in out
+
+
 def test_doctor_beside_a_process_holding_the_index_says_so_at_once(repo, sealed_env, tmp_path, capsys):
     """Another process writing the index (a long `memlane index`, another tool) is no damage: doctor
     does not advise rebuilding it, says the check waited for the lock, and does not wait it out."""

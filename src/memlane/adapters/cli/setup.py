@@ -219,6 +219,9 @@ def _doctor_lines(data: dict, problems) -> list[str]:
     if problems:
         lines.append(f"\n{len(problems)} problem(s) keep memory from working here:")
         lines += [f"- {p}" for p in problems]
+    elif not any(data["agents"]["hooks"].values()) and not mcp:  # it works, and nothing asks it anything
+        lines.append("\nmemory works here. No agent uses it yet: `memlane install claude` (or codex, gemini, "
+                     "cursor) gives an agent the hooks, `memlane install claude --mcp` the MCP server.")
     else:
         lines.append("\nmemory works here.")
     return lines
