@@ -105,6 +105,27 @@ def test_a_note_whose_index_line_falls_past_claude_codes_cut_says_so(tmp_path):
     assert "Claude Code loads only the first 200 lines" in far["warnings"][0]
 
 
+def test_a_draft_that_changes_a_figure_is_an_update_not_nothing_new(tmp_path):
+    """The user corrects a figure ("16 GB", where the note says "8 GB"): every other word is the
+    note's, and it was advised NOOP — with --apply, nothing written, the correction lost."""
+    store = tmp_path / "store"
+    write_note(store, "feedback_deploy_oom.md", "---\nname: deploy_oom\ndescription: when the deploy fails with "
+               "exit 137\ntype: feedback\n---\nThe builder runs out of memory; raise the runner to 8 GB.\n")
+    with memory(store, tmp_path) as mem:
+        same = Draft(name="deploy_oom_again", description="when the deploy fails with exit 137", type="feedback",
+                     body="The builder runs out of memory; raise the runner to 8 GB.")
+        assert mem.add(same, dry_run=True)["advice"] == "NOOP"
+        changed = Draft(name="deploy_oom_again", description="when the deploy fails with exit 137", type="feedback",
+                        body="The builder runs out of memory; raise the runner to 16 GB.")
+        out = mem.add(changed, dry_run=True)
+        assert out["advice"] == "UPDATE" and out["target"]["name"] == "deploy_oom"
+        by_name = Draft(name="deploy_oom", description="when the deploy fails with exit 137", type="feedback",
+                        body="The builder runs out of memory; raise the runner to 16 GB.")
+        out = mem.add(by_name, apply=True)
+        assert out["advice"] == "UPDATE" and out["applied"]
+    assert "16 GB" in (store / "feedback_deploy_oom.md").read_text()
+
+
 def test_the_four_advices(tmp_path):
     store = seeded(tmp_path)
     with memory(store, tmp_path) as mem:

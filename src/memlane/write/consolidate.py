@@ -4,7 +4,8 @@
 the draft is compared with its nearest notes (the recall pipeline finds them; closeness is
 the embedder's cosine on its own scale, and word overlap) and one of four is advised:
 
-- ``NOOP`` — a note already says this (near-identical, or the draft adds no new words);
+- ``NOOP`` — a note already says this (near-identical, or the draft adds no new words, and no
+  figure the note lacks);
 - ``UPDATE`` — a note on the same subject (or of the same name) exists and the draft adds to
   it: applied, the draft is appended to that note as a dated update;
 - ``SUPERSEDE`` — a note on the same subject says otherwise (one says "always X", the other
@@ -171,7 +172,7 @@ def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, b
             same_name["name"], same_name["path"], 1.0,
             overlap(mine, words(f"{same_name.get('description', '')} {same_name.get('body', '')}")), None)
         covered = _covered(mine, same_name)
-        if covered >= COVERED:
+        if covered >= COVERED and not _new_numbers(mine, same_name):
             return Advice(NOOP, f"a note named {draft.name!r} already says this ({covered:.0%} of the draft's words)",
                           target, candidates)
         return Advice(UPDATE, f"a note named {draft.name!r} exists; the draft adds to it", target, candidates)
@@ -184,7 +185,7 @@ def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, b
     if best.closeness >= CLOSE:
         note = next(n for n in neighbours if n["path"] == best.path)
         covered = _covered(mine, note)
-        if covered >= COVERED:
+        if covered >= COVERED and not _new_numbers(mine, note):
             return Advice(NOOP, f"{best.name} already says this (closeness {best.shown}; it has "
                           f"{covered:.0%} of the draft's words)", best, candidates)
         new = len(mine - words(f"{note.get('description', '')} {note.get('body', '')}"))
@@ -192,6 +193,13 @@ def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, b
                       f"adds {new} new word{'s' if new != 1 else ''} to it", best, candidates)
     related = ", ".join(c.name for c in candidates[:3] if c.closeness >= SAME_SUBJECT)
     return Advice(ADD, f"no note says this yet; related: {related} (consider linking them)", None, candidates)
+
+
+def _new_numbers(mine: set[str], note: dict) -> set[str]:
+    """The draft's words with a digit that ``note`` lacks ("16" where it says "8 GB"): a changed
+    figure is the news of a draft that otherwise repeats its note, never nothing new."""
+    theirs = words(f"{note.get('description', '')} {note.get('body', '')}")
+    return {w for w in mine - theirs if any(ch.isdigit() for ch in w)}
 
 
 def _covered(mine: set[str], note: dict) -> float:
