@@ -184,13 +184,19 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         # in a sentence, as agents write notes
         ("The VPN password is Blu3Moon!Rising and the admin login is admin.", "Blu3Moon!Rising"),
         ("the root password is hunter2hunter2", "hunter2hunter2"), ("pw: Tr0ub4dor&3", "Tr0ub4dor&3"),
-        ('the passphrase is "blue-sky-42"', "blue-sky-42"), ("Our wifi password was Kx7#pq29 until May.", "Kx7#pq29")],
+        ('the passphrase is "blue-sky-42"', "blue-sky-42"), ("Our wifi password was Kx7#pq29 until May.", "Kx7#pq29"),
+        # where the sentence ends: it was not redacted ("hunter2hunter2."), or cut at a sign ("Blu3Moon" of it)
+        ("the root password is hunter2hunter2.", "hunter2hunter2"), ("The VPN password is Blu3Moon!Rising.", "Blu3Moon!Rising"),
+        (f"the staging secret is {(s2 := rnd(24))}.", s2)],
     "API key or token": [
         (f"MYAPP_TOKEN={(t := rnd(24))}", t), ("CI_DEPLOY_TOKEN=deploytoken", "deploytoken"), ("MY_API_KEY=s3cr3t", "s3cr3t"),
         ("INTERNAL_API_KEY=v4lu3-" + (k := rnd(10)), "v4lu3-" + k),
         (f'api_key = "{(k2 := rnd(32))}"', k2), (f"auth_token: '{(k3 := rnd(40, HEX))}'", k3),
         (f"const apiKey = '{(k4 := rnd(28))}';", k4), (f"X-Api-Key: {(k5 := rnd(32))}", k5),
-        (f"the staging API key: `{(k6 := rnd(32))}` (rotated monthly)", k6)],
+        (f"the staging API key: `{(k6 := rnd(32))}` (rotated monthly)", k6),
+        # in a sentence, as agents write notes
+        ("The staging API key is q8Zr2LmN5vX1cT9pW3yK7bH4.", "q8Zr2LmN5vX1cT9pW3yK7bH4"),
+        ("the deploy token was `x9Kq2Lm7Np4Rs8Tv1Wz5Yb3` until May", "x9Kq2Lm7Np4Rs8Tv1Wz5Yb3")],
 }
 
 CASES = [pytest.param(fam, text, secret, id=f"{fam}-{i}") for fam, rows in SAMPLES.items()
@@ -245,6 +251,10 @@ FALSE_POSITIVES = [
     "mysql -u x -p[password]", "kubectl port-forward svc/mysql 3306 -p3306", "mysql -u root | ssh -p2222 host",
     "Connect with `mysql -u root -p`.", "find /var/lib/mysql -user mysql -perm 0600", "the mysql -pedantic flag",
     "the aws secret: rotate it monthly", "aws secret key rotation is due",
+    "the secret is required for login", "the secret was rotated in 2024", "the key is in the vault",
+    "the token is expired", "the key is Cmd+Shift+P", "the cache key is the lockfile hash", "the key is F5",
+    "the primary key is user_id", "the key is sha256(lockfile)", "the token was 2048 tokens long",
+    "the password is get_password.value", "the key is config.yaml.bak",
 ]
 
 

@@ -114,6 +114,13 @@ def _prose(value: str, quoted: bool) -> bool:
     return any(c.isdigit() for c in value) or any(not c.isalnum() and not c.isspace() and c not in "_-." for c in value)
 
 
+def _prose_token(value: str, quoted: bool) -> bool:
+    """A key or token written in a sentence: long, with a digit, random-looking (a shortcut such as
+    "Cmd+Shift+P" or a word is how the sentence goes on)."""
+    value = value.strip("\"'`")
+    return len(value) >= 16 and any(c.isdigit() for c in value) and _plausible(value, quoted)
+
+
 def _header(value: str, quoted: bool) -> bool:
     return len(value) >= 8 and not _placeholder(value) and value.lower() not in {"bearer", "basic", "token"}
 
@@ -282,13 +289,20 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("password or secret", _CJK_WORDS, rf"(?:{'|'.join(_CJK_WORDS)})[ \t]*{_SEP}([!-~]+)", 1, _any),
     # in a sentence, as notes are written: "the VPN password is Blu3Moon!Rising", "pw: Tr0ub4dor&3",
     # 'passphrase is "blue-sky-42"' (a value with a digit or a sign, not a word: "is required")
-    ("password or secret", ("pass", "pw"),
-     r"(?i)(?<![a-z])(?:password|passwd|passphrase|pw)(?![a-z])"
+    ("password or secret", ("pass", "pw", "secret"),
+     r"(?i)(?<![a-z])(?:password|passwd|passphrase|pw|secret)(?![a-z])"
      r"(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|[ \t]+(?:is|was|reads)[ \t]+)"
-     r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])(?![(\[.\w])", 1,
+     # the value ends where the sentence does ("… is hunter2hunter2."), not inside a dotted name
+     r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])(?![(\[\w]|\.\w)", 1,
      _prose),
     ("API key or token", ("token", "key", "auth", "pass"),
      rf"(?i){_TOKEN_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _plausible),
+    # in a sentence: "the staging API key is q8Zr2LmN…", "the deploy token was …" (random-looking only:
+    # "the key is in the vault", "the token is expired" stay)
+    ("API key or token", ("token", "key"),
+     r"(?i)(?<![a-z])(?:token|key)(?![a-z])[ \t]+(?:is|was|reads)[ \t]+"
+     r"(\"[^\"\n]{8,128}\"|'[^'\n]{8,128}'|`[^`\n]{8,128}`|[^\s\"'`,;()\[\]{}<>]{7,127}[^\s\"'`,;.!?()\[\]{}<>])"
+     r"(?![(\[\w]|\.\w)", 1, _prose_token),
 )
 
 
