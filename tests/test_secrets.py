@@ -186,7 +186,8 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         ("the root password is hunter2hunter2", "hunter2hunter2"), ("pw: Tr0ub4dor&3", "Tr0ub4dor&3"),
         ('the passphrase is "blue-sky-42"', "blue-sky-42"), ("Our wifi password was Kx7#pq29 until May.", "Kx7#pq29"),
         # where the sentence ends: it was not redacted ("hunter2hunter2."), or cut at a sign ("Blu3Moon" of it)
-        ("the root password is hunter2hunter2.", "hunter2hunter2"), ("The VPN password is Blu3Moon!Rising.", "Blu3Moon!Rising"),
+        ("the root password is hunter2hunter2.", "hunter2hunter2"),
+        ("The VPN password is Blu3Moon!Rising.", "Blu3Moon!Rising"),
         (f"the staging secret is {(s2 := rnd(24))}.", s2)],
     "API key or token": [
         (f"MYAPP_TOKEN={(t := rnd(24))}", t), ("CI_DEPLOY_TOKEN=deploytoken", "deploytoken"), ("MY_API_KEY=s3cr3t", "s3cr3t"),

@@ -50,7 +50,8 @@ import re
 import unicodedata
 from functools import cache
 
-__all__ = ["escape_controls", "is_one_line", "line_break_chars", "normalise", "reading", "readings", "strip_controls", "unmark"]
+__all__ = ["escape_controls", "is_one_line", "line_break_chars", "normalise", "reading", "readings", "strip_controls",
+           "unmark"]
 
 # Latin letter -> its look-alikes, written as escapes so a reviewer can tell them apart.
 _LOOKALIKES = {
