@@ -197,7 +197,8 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         (f"the staging API key: `{(k6 := rnd(32))}` (rotated monthly)", k6),
         # in a sentence, as agents write notes
         ("The staging API key is q8Zr2LmN5vX1cT9pW3yK7bH4.", "q8Zr2LmN5vX1cT9pW3yK7bH4"),
-        ("the deploy token was `x9Kq2Lm7Np4Rs8Tv1Wz5Yb3` until May", "x9Kq2Lm7Np4Rs8Tv1Wz5Yb3")],
+        ("the deploy token was `x9Kq2Lm7Np4Rs8Tv1Wz5Yb3` until May", "x9Kq2Lm7Np4Rs8Tv1Wz5Yb3"),
+        ("Our Stripe secret key is Zq81mXw0pL4nB7vC2dR9.", "Zq81mXw0pL4nB7vC2dR9")],
 }
 
 CASES = [pytest.param(fam, text, secret, id=f"{fam}-{i}") for fam, rows in SAMPLES.items()
@@ -256,6 +257,10 @@ FALSE_POSITIVES = [
     "the token is expired", "the key is Cmd+Shift+P", "the cache key is the lockfile hash", "the key is F5",
     "the primary key is user_id", "the key is sha256(lockfile)", "the token was 2048 tokens long",
     "the password is get_password.value", "the key is config.yaml.bak",
+    # a key a note names that is no credential, long and with a digit all the same
+    "The cache key is user_profile_v2_12345.", "the primary key is 550e8400-e29b-41d4-a716-446655440000",
+    "the sort key is created_at_2024_01_01", "The foreign key is orders_customer_id_fkey2024",
+    "the redis key is session:12345678:data", "The idempotency key is order-2024-000123-retry",
 ]
 
 

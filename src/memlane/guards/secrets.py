@@ -298,9 +298,11 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     ("API key or token", ("token", "key", "auth", "pass"),
      rf"(?i){_TOKEN_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _plausible),
     # in a sentence: "the staging API key is q8Zr2LmN…", "the deploy token was …" (random-looking only:
-    # "the key is in the vault", "the token is expired" stay)
+    # "the API key is in the vault", "the token is expired" stay); a key that is a credential by its name
+    # only (a database's, a cache's or a sort key is what notes name: "the cache key is user_profile_v2_12345")
     ("API key or token", ("token", "key"),
-     r"(?i)(?<![a-z])(?:token|key)(?![a-z])[ \t]+(?:is|was|reads)[ \t]+"
+     r"(?i)(?<![a-z])(?:token|(?:api|access|secret|private|signing|auth|deploy|service|master|encryption|client"
+     r"|license|licence|app|bot|webhook|ssh|gpg|pgp)[ _-]?key)(?![a-z])[ \t]+(?:is|was|reads)[ \t]+"
      r"(\"[^\"\n]{8,128}\"|'[^'\n]{8,128}'|`[^`\n]{8,128}`|[^\s\"'`,;()\[\]{}<>]{7,127}[^\s\"'`,;.!?()\[\]{}<>])"
      r"(?![(\[\w]|\.\w)", 1, _prose_token),
 )
