@@ -313,3 +313,88 @@ def test_a_store_folder_that_appears_or_comes_back_is_read(tmp_path, sealed_env)
         ask(workspace, "back")
     finally:
         workspace.close()
+
+
+class _GatedEmbedder:
+    """The fake embedder, as slow as the gate says: a passage batch waits until ``gate`` is set
+    (a real model embedding a folder copied in takes ~25 s); passages raise once ``fail`` is set."""
+
+    def __new__(cls, gate, fail=None, failed=None):
+        from memlane.embed.fake import FakeEmbedder
+
+        class Gated(FakeEmbedder):
+            name, instant = "fake", False
+
+            def embed_batch(self, texts, *, is_query):
+                if not is_query:
+                    if fail is not None and fail.is_set():
+                        failed.append(len(texts))
+                        raise RuntimeError("the model failed on a text")
+                    assert gate.wait(30), "the test never opened the gate"
+                return super().embed_batch(texts, is_query=is_query)
+
+        return Gated()
+
+
+def _until(condition, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return condition()
+
+
+def test_a_bulk_change_is_embedded_apart_while_prompts_answer_keyword_only(setup):
+    """Twenty notes copied into the store while the daemon runs: its refresh syncs them and
+    leaves their vectors to the background, a batch at a time outside the lock, so a prompt
+    meanwhile is answered within its deadline, by words (the new note found), not made to
+    wait out the model; once every text has a vector, recall uses meaning again."""
+    import threading
+
+    gate, clock = threading.Event(), Clock()
+    gate.set()
+    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _GatedEmbedder(gate), setup["index"],
+                                      refresh_s=0.2, clock=clock)
+    try:
+        memory = workspace.memory
+        assert memory.embedder is not None and memory.pending_to_embed() == 0  # one note, embedded inline
+        gate.clear()  # from now on the model takes as long as the test says
+        for n in range(20):
+            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: copied note {n}\n---\n"
+                       f"{'The rebase hook rewrites the CI cache key.' if n == 7 else 'Nothing of note.'}\n")
+        clock.advance(1.0)
+        assert _until(lambda: workspace._embed_due), "the refresh never left the new notes' vectors to the background"
+        payload = json.dumps({"session_id": "b1", "transcript_path": "/none.jsonl", "cwd": setup["root"],
+                              "hook_event_name": "UserPromptSubmit", "prompt": "what does the rebase hook rewrite?"})
+        out = daemon.answer(workspace, "user-prompt-submit", payload, deadline=time.monotonic() + 2)
+        assert "bulk_7" in out  # answered within the deadline, by words, while the model waits at the gate
+        assert memory.embedder is None and "keyword-only for now" in memory.embedder_notice
+        gate.set()
+        assert _until(lambda: not workspace._embed_due), "the background never finished embedding"
+        with workspace.held(time.monotonic() + 5):
+            assert memory.pending_to_embed() == 0 and memory.embedder is not None
+            assert memory.embedder_notice is None
+    finally:
+        gate.set()
+        workspace.close()
+
+
+def test_a_model_that_fails_in_the_background_gives_meaning_back_and_stops_trying(setup):
+    import threading
+
+    clock, gate, fail, failed = Clock(), threading.Event(), threading.Event(), []
+    gate.set()
+    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _GatedEmbedder(gate, fail, failed),
+                                      setup["index"], refresh_s=0.2, clock=clock)
+    try:
+        fail.set()
+        for n in range(20):
+            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: d {n}\n---\nbody {n}\n")
+        clock.advance(1.0)
+        assert _until(lambda: failed)  # left to the background, which fails at once ...
+        assert _until(lambda: not workspace._embed_due)
+        time.sleep(0.3)
+        assert len(failed) == 1 and not workspace._embed_due  # ... and does not try again and again
+        with workspace.held(time.monotonic() + 5):
+            assert workspace.memory.embedder is not None  # the vectors it has are searched again
+    finally:
+        workspace.close()

@@ -74,6 +74,7 @@ class Memory:
         self._embedder: Embedder | None = None
         self._embedder_loaded = False
         self.embedder_notice: str | None = None
+        self._apart: Embedder | None = None  # the embedder while texts are embedded apart (``embed_apart``)
         #: a resident process re-checks the files at most this often (seconds); 0 = every call
         self.min_refresh_interval = 0.0
         self.walk_s = 0.0  # the last stat walk's time (files_look)
@@ -291,6 +292,71 @@ class Memory:
                                 "background; later recalls use meaning too (`memlane index` waits for it, with "
                                 "progress)")
         return max(pending, 0)
+
+    def pending_to_embed(self) -> int:
+        """How many note texts the index holds no vector for (0 keyword-only, or unreadable)."""
+        name = self._apart.name if self._apart is not None else self.embedder_name()
+        try:
+            return self.index.pending_count(name) if name is not None else 0
+        except (sqlite3.Error, OSError):
+            return 0
+
+    @property
+    def indexing_embedder(self) -> Embedder | None:
+        """The embedder that embeds notes: ``embedder``, also while recall is keyword-only because
+        texts are being embedded apart (``embed_apart``)."""
+        return self._apart or self.embedder
+
+    def embed_pending(self) -> int:
+        """Embed now what the index holds no vector for (``refresh`` does after syncing; a
+        resident process that refreshed with ``embed=False`` does it here for a few texts)."""
+        embedder = self.indexing_embedder
+        return 0 if embedder is None else self._files.embed(embedder)
+
+    def embed_apart(self) -> None:
+        """From now until ``embed_within`` has embedded every pending text, recall keyword-only
+        (and say so): a resident process embeds a bulk change apart, a batch at a time, and its
+        requests neither wait for that nor miss the new notes (a note with no vector yet would be
+        one the meaning leg calls unrelated)."""
+        if self._apart is None and self.embedder is not None:
+            self._apart, self._embedder = self._embedder, None
+        if self._apart is not None:
+            self.embedder_notice = (f"keyword-only for now: {self.pending_to_embed()} note text(s) are being embedded "
+                                    "in the background; later recalls use meaning too")
+
+    def embed_within(self, *, hold, pause=None, stop=None, batch_size: int = 4) -> tuple[int, bool]:
+        """Embed the pending texts apart (``embed_apart``), ``batch_size`` at a time: the model runs
+        outside ``hold()`` (the resident process's lock: its requests go on meanwhile), each batch's
+        vectors are stored under it; ``pause()`` before each batch (a request in flight goes first),
+        ``stop()`` ends the round early. (texts embedded, whether none is left: then recall uses
+        meaning again)."""
+        embedder = self._apart
+        if embedder is None:
+            return 0, True
+        with hold():
+            pending = self.index.pending_chunks(embedder.name)
+        done = 0
+        for start in range(0, len(pending), batch_size):
+            if stop is not None and stop():
+                return done, False
+            if pause is not None:
+                pause()
+            batch = pending[start:start + batch_size]
+            vectors = embedder.embed_passages([text[: embedder.max_chars] for _, text in batch])
+            with hold():
+                self.index.store_embeddings(embedder.name, [h for h, _ in batch], vectors)
+            done += len(batch)
+        with hold():
+            if self.index.pending_count(embedder.name):
+                return done, False  # more came meanwhile: the next round
+            self._files.embed(embedder)  # nothing left to embed: the vectors packed for search
+            self._embedder, self._apart, self.embedder_notice = embedder, None, None
+        return done, True
+
+    def meaning_back(self) -> None:
+        """Recall with meaning again, whatever is still pending (embedding apart failed)."""
+        if self._apart is not None:
+            self._embedder, self._apart, self.embedder_notice = self._apart, None, None
 
     def further_candidates(self, prompt: str, *, after: list, n: int, session: str | None = None) -> list:
         """The next ``n`` notes of the ranking after those already recalled (``after``), whatever

@@ -58,6 +58,11 @@ SCREEN_AHEAD_S = 1.0  # a background round screens notes ahead this long at most
 #: row never share the interpreter (and two cores) with it
 SCREEN_IDLE_S = 3.0
 IDLE_POLL_S = 0.05  # the refresher never spins: its shortest wait
+#: a warm workspace's refresh embeds this many new texts under the lock (a note or a few edited: ~0.1–1 s);
+#: more (a bulk change: a folder copied in, a first start) are embedded apart, a batch at a time, while
+#: requests answer keyword-only and say so (``Memory.embed_apart``)
+INLINE_EMBED = 8
+EMBED_ROUND_S = 5.0  # a background round embeds this long at most: then the files are looked at again
 #: the dry-run prompt a warm-up answers (``_prime``): content words for both legs and the guard
 PRIME_PROMPT = "how do we deploy and test this project safely"
 
@@ -89,6 +94,7 @@ class Workspace:
         self.opened = 0  # how many times a Memory was opened: a reopen is visible
         self._team_due = False  # the team store is refreshed by the next round, unlocked (it opened without)
         self._screen_due = False  # notes indexed since the last round not screened ahead yet (``screen_ahead``)
+        self._embed_due = False  # texts left to embed apart (``_embed_aside``), recall keyword-only meanwhile
         self._warm = False
         self._fabric_built = False
         self._config_stamp = None
@@ -125,14 +131,15 @@ class Workspace:
         memory = Memory(stores or None, embedder=embedder, index_path=index, cwd=cwd)
         try:
             self._config_stamp = _config_stamp(memory)
-            memory.refresh(team=False)  # index fresh and the model loaded before the first answer
+            self._embed_due = False
+            self._index_fresh(memory, team=False)  # index fresh and the model loaded before the first answer
             self._team_due = memory.team is not None  # the team's own refresh: the next round, unlocked
             self._screen_due = True
             self._files_stamp = memory.files_stamp()
             self._walk_s = memory.walk_s
-            if self._warm and memory.embedder is not None:
+            if self._warm and memory.indexing_embedder is not None:
                 try:
-                    memory.embedder.keep_resident()  # its weights read in now, not page by page mid-prompt
+                    memory.indexing_embedder.keep_resident()  # its weights read in now, not page by page mid-prompt
                 except OSError as exc:
                     log.info("the model's weights could not be read in ahead: %s", exc)
         except BaseException:
@@ -148,6 +155,23 @@ class Workspace:
             self._build_domains()
             self._prime()
             _freeze_warm_objects()
+
+    def _index_fresh(self, memory, **refresh) -> None:
+        """Under the lock: ``memory.refresh(**refresh)``. A warm workspace embeds a few new texts
+        there and then, and leaves more to ``_embed_aside`` (requests keyword-only meanwhile):
+        embedding a folder copied in took the lock for ~25 s, and every prompt meanwhile waited
+        out its deadline (3 s) before its client answered it alone."""
+        if not self._warm:
+            memory.refresh(**refresh)  # a caller that checks inline (the MCP server) embeds inline too
+            return
+        memory.refresh(embed=False, **refresh)
+        embedder = memory.embedder  # None while texts are embedded apart already
+        if self._embed_due or (embedder is not None and not embedder.instant
+                               and memory.pending_to_embed() > INLINE_EMBED):
+            memory.embed_apart()
+            self._embed_due = True
+        elif embedder is not None:  # loaded before the first answer, and a few texts embedded now
+            memory.embed_pending()
 
     def _prime(self) -> None:
         """One prompt answered as a dry run before the first real one (nothing recorded, no
@@ -290,6 +314,32 @@ class Workspace:
         """One round: the files if a check is due, the other domains if theirs is."""
         self.refresh_files_due()
         self.refresh_domains_due()
+        if self._embed_due:
+            self._embed_aside()
+
+    def _embed_aside(self) -> None:
+        """Texts left to embed apart (``_index_fresh``), for ``EMBED_ROUND_S`` at most a round, a batch
+        at a time: the model runs outside the lock, and steps aside while a request is served."""
+        memory, began = self.memory, time.monotonic()
+        if memory is None:
+            return
+        try:
+            done, finished = memory.embed_within(
+                hold=lambda: self.lock, pause=self._step_aside,
+                stop=lambda: (self._stopping.is_set() or memory is not self.memory
+                              or time.monotonic() >= began + EMBED_ROUND_S))
+        except Exception as exc:  # noqa: BLE001 - a model that fails on a text: meaning for what is embedded
+            log.warning("embedding in the background failed, recall uses meaning for what is embedded: %s", exc)
+            done, finished = 0, True
+            with self.lock:
+                if memory is self.memory:
+                    memory.meaning_back()
+        with self.lock:
+            if memory is self.memory and finished:
+                self._embed_due = False
+        if done:
+            log.info("embedded %d note texts in the background in %.1f s%s", done, time.monotonic() - began,
+                     "" if finished else ", more to come")
 
     def refresh_files_due(self) -> None:
         """At most every ``refresh_s``: a stat walk (outside the lock: requests go on meanwhile),
@@ -321,7 +371,7 @@ class Workspace:
                 team_due, self._team_due = self._team_due, False
                 screen_due = self._refresher is not None and self._screen_due
                 self._screen_due = self._screen_due and not screen_due
-                embedder = memory.embedder if team_due else None  # loaded here, once
+                embedder = memory.indexing_embedder if team_due else None  # loaded here, once
             if memory.team is not None:  # outside the lock: a slow team store (a member's bulk import to
                 if team_due:  # embed, a network that stalls) never holds a prompt up past its deadline
                     memory.team.refresh(embedder)
@@ -370,7 +420,7 @@ class Workspace:
         round, which runs it unlocked."""
         if stamp == self._files_stamp:
             return
-        memory.refresh(force=False, recheck=True, walked=walked, team=False)
+        self._index_fresh(memory, force=False, recheck=True, walked=walked, team=False)
         self._files_stamp = stamp
         self._team_due = self._team_due or memory.team is not None
         self._screen_due = True
@@ -426,6 +476,8 @@ class Workspace:
         now = self.clock()
         if self.memory is None:
             return self.refresh_s  # not open (yet, or closing): nothing to check
+        if self._embed_due:
+            return IDLE_POLL_S  # texts to embed apart: the next batch now
         due = [self._files_checked + self._files_interval()]
         if self.fabric is not None:
             due.append(self._fabric_checked + self.fabric_refresh_s)

@@ -134,7 +134,7 @@ def build_fabric(memory, *, docs: list[str] | None = None, transcripts: list[str
     opened: dict[str, Domain] = {}
     if "notes" in wanted and memory.specs:
         opened["notes"] = NotesDomain(memory)
-    embedder = memory.embedder if embed_docs else None
+    embedder = memory.indexing_embedder if embed_docs else None  # meaning for the docs while notes embed apart too
     if "knowledge" in wanted and roots["knowledge"]:
         from .knowledge import KnowledgeDomain
 
