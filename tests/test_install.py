@@ -342,10 +342,7 @@ def test_doctor_reports_hooks_and_daemon(repo, capsys):
 def test_doctor_says_when_a_committed_memlane_hook_runs_more_than_memlane(repo, capsys, command):
     """A cloned repository's .claude/settings.json can append its own shell to memlane's command:
     doctor must not list it as memlane's hooks and say memory works."""
-    settings = repo / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": command, "timeout": 10}]}]}}))
+    settings = _commit_hook(repo, {"type": "command", "command": command, "timeout": 10})
     assert cli(["doctor", "--json"]) == 1
     [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
     assert problem["where"] == str(settings)
@@ -395,12 +392,8 @@ def test_doctor_says_when_a_committed_memlane_hook_runs_something_besides_memlan
     """What the list-and-substitution check let through: a newline, a substitution in double quotes
     or in the guard's program, a program that is not memlane's (memlane named in a comment or an
     argument, the repository's own file, an environment prefix, the module form without -P)."""
-    settings = repo / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": command, "timeout": 10}]}]}}))
-    cli(["doctor", "--json"])
-    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
+    settings = _commit_hook(repo, {"type": "command", "command": command, "timeout": 10})
+    [problem] = _more_than_memlane(capsys)
     assert problem["where"] == str(settings)
 
 
@@ -422,12 +415,8 @@ def test_doctor_says_when_a_committed_hook_names_memlane_by_a_path_that_reaches_
     command = f"{program} user-prompt-submit"
     ran = subprocess.run(["sh", "-c", command], cwd=repo, capture_output=True, text=True, timeout=60)
     assert ran.stdout == "the repository file\n", ran.stderr
-    settings = repo / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": command, "timeout": 10}]}]}}))
-    cli(["doctor", "--json"])
-    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
+    settings = _commit_hook(repo, {"type": "command", "command": command, "timeout": 10})
+    [problem] = _more_than_memlane(capsys)
     assert problem["where"] == str(settings)
 
 
@@ -437,24 +426,16 @@ def test_doctor_says_when_the_shared_settings_run_a_memlane_hook_of_the_reposito
     """A committed settings file that names its own clone's file by the path it has here (a clone
     where the repository expects it) runs the repository's file; install writes memlane's bare name there."""
     monkeypatch.setenv("HOME", str(repo.parent))
-    settings = repo / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": f"{program.format(repo=repo)} user-prompt-submit", "timeout": 10}]}]}}))
-    cli(["doctor", "--json"])
-    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
+    settings = _commit_hook(repo, {"type": "command", "command": f"{program.format(repo=repo)} user-prompt-submit", "timeout": 10})
+    [problem] = _more_than_memlane(capsys)
     assert problem["where"] == str(settings)
 
 
 def test_doctor_takes_a_local_settings_hook_in_the_projects_own_environment_as_memlanes(repo, capsys):
     """memlane installed in the project's own environment (``.venv``): ``memlane install claude``
     writes its path in this machine's settings of the project, and that is memlane's."""
-    settings = repo / ".claude" / "settings.local.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": f"{repo}/.venv/bin/memlane-hook user-prompt-submit", "timeout": 10}]}]}}))
-    cli(["doctor", "--json"])
-    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
+    settings = _commit_hook(repo, {"type": "command", "command": f"{repo}/.venv/bin/memlane-hook user-prompt-submit", "timeout": 10}, "settings.local.json")
+    assert _more_than_memlane(capsys) == []
 
 
 @pytest.mark.parametrize("fields", [
@@ -467,12 +448,8 @@ def test_doctor_says_when_a_committed_memlane_hook_is_run_otherwise_than_by_sh(r
     ``shell`` of its own, the exec form's ``args``), which memlane never writes, is not taken as memlane's."""
     handler = {"type": "command", "command": "memlane-hook user-prompt-submit '’; touch x; ’'", "timeout": 10,
                **fields}
-    settings = repo / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {k: v for k, v in handler.items() if v is not None}]}]}}))
-    cli(["doctor", "--json"])
-    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
+    settings = _commit_hook(repo, {k: v for k, v in handler.items() if v is not None})
+    [problem] = _more_than_memlane(capsys)
     assert problem["where"] == str(settings)
 
 
@@ -490,12 +467,8 @@ def test_doctor_does_not_say_memlanes_own_commands_run_more_than_memlane(repo, c
     """Memlane's own command lines — quoted paths with spaces, the module form, the guard, an older
     guard without sh -c — are memlane's alone (whether their program exists here is another check);
     with Claude Code's default shell named, too."""
-    settings = repo / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": command, "timeout": 10, **fields}]}]}}))
-    cli(["doctor", "--json"])
-    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
+    settings = _commit_hook(repo, {"type": "command", "command": command, "timeout": 10, **fields})
+    assert _more_than_memlane(capsys) == []
 
 
 @pytest.mark.parametrize("folder", ["$(touch x)", "back`tick`", "$[1]", "a#b", "#x", "it's", 'say "hi"', "a;b",
@@ -518,8 +491,7 @@ def test_doctor_does_not_say_what_install_writes_for_an_odd_install_path_runs_mo
     for command in commands:
         ran = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert ran.stdout == str(bin_dir / ("memlane-hook" if client else "memlane"))
-    cli(["doctor", "--json"])
-    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
+    assert _more_than_memlane(capsys) == []
 
 
 @pytest.mark.parametrize("executable", ["/opt/py/bin/python3.11", "/usr/bin/pypy3", "/opt/$(x) py/bin/python3"])
@@ -537,8 +509,7 @@ def test_doctor_does_not_say_the_module_form_install_writes_runs_more_than_memla
     assert all(c.startswith(f"'{executable}' -P -m memlane.adapters.cli hook") if " " in executable
                else c.startswith(f"{executable} -P -m memlane.adapters.cli hook")
                for c in install.written_commands(settings))
-    cli(["doctor", "--json"])
-    assert [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]] == []
+    assert _more_than_memlane(capsys) == []
 
 
 @pytest.mark.parametrize("server, said", [
@@ -758,6 +729,20 @@ GEMINI_WITH_COMMENTS = """{
   "tools": {"sandbox": false, "exclude": ["a\\\\\\"//not a comment", "http://example.com/x"],},
 }
 """
+
+
+def _commit_hook(repo, handler: dict, name: str = "settings.json"):
+    """The repository's Claude Code settings file ``name`` with one prompt hook, ``handler``."""
+    settings = repo / ".claude" / name
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [handler]}]}}))
+    return settings
+
+
+def _more_than_memlane(capsys) -> list[dict]:
+    """What ``memlane doctor`` says of hooks that run more than memlane."""
+    cli(["doctor", "--json"])
+    return [p for p in json.loads(capsys.readouterr().out)["problems"] if "more than memlane" in p["what"]]
 
 
 def _comments(text: str) -> list[str]:
