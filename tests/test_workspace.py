@@ -398,3 +398,33 @@ def test_a_model_that_fails_in_the_background_gives_meaning_back_and_stops_tryin
             assert workspace.memory.embedder is not None  # the vectors it has are searched again
     finally:
         workspace.close()
+
+
+@pytest.mark.parametrize("embedder", ["none", "fake"])
+def test_a_prompt_after_the_daemons_refresh_does_not_look_at_the_files_again(setup, embedder):
+    """The daemon's background round refreshed the index after an edit (embedding what it
+    must): the prompts after it answer from that index, none walks the files or refreshes
+    inside its request (a walk at 10k notes costs ~70 ms of a prompt)."""
+    clock = Clock()
+    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], embedder, setup["index"],
+                                      refresh_s=0.2, clock=clock)
+    try:
+        import threading
+
+        ask(workspace, "r1")
+        in_requests = []  # the refreshes made by this thread, which asks as a request does
+        files = workspace.memory._files
+        real_refresh = files.refresh
+        files.refresh = lambda *a, **k: (in_requests.append(1) if threading.current_thread() is threading.main_thread()
+                                         else None) or real_refresh(*a, **k)
+        try:
+            edit(setup)
+            clock.advance(1.0)
+            assert _until(lambda: EDIT in ask(workspace, f"r2-{time.monotonic()}"))
+            for n in range(3):
+                ask(workspace, f"r3-{n}")
+        finally:
+            files.refresh = real_refresh
+        assert in_requests == []
+    finally:
+        workspace.close()

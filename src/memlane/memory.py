@@ -321,8 +321,8 @@ class Memory:
         if self._apart is None and self.embedder is not None:
             self._apart, self._embedder = self._embedder, None
         if self._apart is not None:
-            self.embedder_notice = (f"keyword-only for now: {self.pending_to_embed()} note text(s) are being embedded "
-                                    "in the background; later recalls use meaning too")
+            self.embedder_notice = (f"keyword-only for now: {self.pending_to_embed()} note text(s) are being "
+                                    "embedded in the background; later recalls use meaning too")
 
     def embed_within(self, *, hold, pause=None, stop=None, batch_size: int = 4) -> tuple[int, bool]:
         """Embed the pending texts apart (``embed_apart``), ``batch_size`` at a time: the model runs
@@ -345,7 +345,9 @@ class Memory:
             vectors = embedder.embed_passages([text[: embedder.max_chars] for _, text in batch])
             with hold():
                 self.index.store_embeddings(embedder.name, [h for h, _ in batch], vectors)
-            done += len(batch)
+                done += len(batch)
+                self.embedder_notice = (f"keyword-only for now: {len(pending) - done} note text(s) are being "
+                                        "embedded in the background; later recalls use meaning too")
         with hold():
             if self.index.pending_count(embedder.name):
                 return done, False  # more came meanwhile: the next round

@@ -172,6 +172,7 @@ class Workspace:
             self._embed_due = True
         elif embedder is not None:  # loaded before the first answer, and a few texts embedded now
             memory.embed_pending()
+        memory.trust_index()  # as fresh as a refresh that embedded: a request's recall does not look again
 
     def _prime(self) -> None:
         """One prompt answered as a dry run before the first real one (nothing recorded, no
@@ -329,11 +330,12 @@ class Workspace:
                 stop=lambda: (self._stopping.is_set() or memory is not self.memory
                               or time.monotonic() >= began + EMBED_ROUND_S))
         except Exception as exc:  # noqa: BLE001 - a model that fails on a text: meaning for what is embedded
-            log.warning("embedding in the background failed, recall uses meaning for what is embedded: %s", exc)
             done, finished = 0, True
             with self.lock:
-                if memory is self.memory:
-                    memory.meaning_back()
+                if memory is not self.memory:  # reopened meanwhile (its index closed): the new one embeds its own
+                    return
+                memory.meaning_back()
+            log.warning("embedding in the background failed, recall uses meaning for what is embedded: %s", exc)
         with self.lock:
             if memory is self.memory and finished:
                 self._embed_due = False
