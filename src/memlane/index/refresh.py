@@ -19,6 +19,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from ..config import Config
 from ..records import asdict, dataclass, field
@@ -31,7 +32,7 @@ from .schema import MIGRATIONS, WRITES
 from .sqlite import SQLiteIndex
 from .storage import SyncReport
 from .unit import unit_from_note
-from .vectors import embed_pending
+from .vectors import EmbedTurn, embed_pending
 from .. import logs
 from ..digest import sha256
 
@@ -266,8 +267,13 @@ class Refresher:
         return report
 
     def embed(self, embedder, progress: Progress | None = None) -> int:
-        done = embed_pending(self.index, embedder,
-                             progress=(lambda d, t: progress("embed", d, t)) if progress else None)
+        turn = self.embed_turn()
+        try:
+            done = embed_pending(self.index, embedder, turn=turn,
+                                 progress=(lambda d, t: progress("embed", d, t)) if progress else None)
+        finally:
+            if turn is not None:
+                turn.close()
         pack = getattr(self.index, "pack_vectors", None)  # a store that keeps its vectors packed (SQLite)
         if pack is not None:
             try:
@@ -275,6 +281,20 @@ class Refresher:
             except sqlite3.OperationalError as exc:  # only derived: a reader packs what is missing itself
                 log.info("could not store packed vectors: %s", exc)
         return done
+
+    def embed_turn(self) -> EmbedTurn | None:
+        """The turn every process embedding into this index file takes (``vectors.EmbedTurn``),
+        kept beside it; None for an index in memory, or one that is not a file here."""
+        path = str(self.index_path)
+        if path == ":memory:" or getattr(self.index, "path", None) == ":memory:" or not Path(path).parent.is_dir():
+            return None
+        try:
+            return EmbedTurn(f"{path}.embedding", on_wait=lambda: log.warning(
+                "another memlane process (an index run, or the daemon) is embedding notes into %s: waiting "
+                "for it; what it embeds is not embedded again", path))
+        except OSError as exc:  # a read-only cache folder: embed without taking turns
+            log.info("could not open %s.embedding (%s): embedding without taking turns", path, exc)
+            return None
 
     # -- the parse cache ---------------------------------------------------------------
     def _parse_cache(self) -> ParseCache:

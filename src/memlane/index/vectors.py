@@ -192,9 +192,78 @@ class EmbeddingCache:
         self.conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)", [(model, h, v) for h, v in items])
 
 
+class EmbedTurn:
+    """Processes embedding into one index take turns: an advisory ``flock`` on a file beside
+    the index, held while a batch is embedded and stored. A process that finds it held waits;
+    whoever takes it after another process stored a batch (the file names the last one to store)
+    reads again what is still to embed, so no text is embedded twice. A process that dies
+    holding it lets it go (the system releases a flock). ``on_wait``: called once, when this
+    process first finds the turn taken; while waiting, ``take``'s ``poll`` is called every
+    ``poll_s`` seconds (the progress of the other process's work)."""
+
+    def __init__(self, path: str | Path, *, on_wait: Callable[[], None] | None = None, poll_s: float = 1.0):
+        import os
+
+        self.path, self.on_wait, self.poll_s = str(path), on_wait, poll_s
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        self._seen = self._last()  # before the caller reads what is pending
+        self._stores = 0
+        self.waited = False  # whether this process ever found the turn taken
+
+    def _last(self) -> bytes:
+        import os
+
+        return os.pread(self._fd, 64, 0)
+
+    def take(self, poll: Callable[[], None] | None = None) -> bool:
+        """Hold the turn (waiting for another process's); True when this process waited, or
+        another process stored a batch since this one last looked: what is pending must be read
+        again."""
+        import fcntl
+        import time
+
+        waited = False
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not self.waited and self.on_wait is not None:
+                    self.on_wait()
+                self.waited = waited = True
+                if poll is not None:
+                    poll()
+                time.sleep(self.poll_s)
+        last = self._last()
+        moved, self._seen = last != self._seen, last
+        return moved or waited
+
+    def give(self, *, stored: bool = False) -> None:
+        """Let the turn go; ``stored``: this process stored a batch under it."""
+        import fcntl
+        import os
+
+        if stored:
+            self._stores += 1
+            self._seen = f"{os.getpid()}:{id(self)}:{self._stores}".encode()
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, self._seen, 0)
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        import os
+
+        if self._fd is not None:
+            os.close(self._fd)  # releases the flock too
+            self._fd = None
+
+
 def embed_pending(index, embedder: Embedder, *, batch_size: int = 32, cache: EmbeddingCache | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> int:
-    """Embed every chunk of ``index`` (any store) that has no vector for ``embedder``; returns how many."""
+                  progress: Callable[[int, int], None] | None = None, turn: EmbedTurn | None = None) -> int:
+    """Embed every chunk of ``index`` (any store) that has no vector for ``embedder``; returns how
+    many this call embedded. ``turn``: taken for each batch (other processes embed into the same
+    index); after waiting for it, what is still pending is read again, and what the other process
+    embedded counts as done in ``progress``."""
     import numpy as np
 
     pending = index.pending_chunks(embedder.name)
@@ -207,17 +276,42 @@ def embed_pending(index, embedder: Embedder, *, batch_size: int = 32, cache: Emb
             index.store_embeddings(embedder.name, hashes,
                                    [np.frombuffer(cached[h], dtype=np.float32) for h in hashes])
             pending = [(h, t) for h, t in pending if h not in cached]
-    total = len(pending)
-    for start in range(0, total, batch_size):
-        batch = pending[start:start + batch_size]
-        vectors = embedder.embed_passages([text[: embedder.max_chars] for _, text in batch])
-        hashes = [h for h, _ in batch]
-        index.store_embeddings(embedder.name, hashes, vectors)
+    total, done, embedded = len(pending), 0, 0
+
+    def others_progress() -> None:  # while another process holds the turn: how far it got
+        if progress:
+            try:
+                progress(max(done, min(total - index.pending_count(embedder.name), total - 1)), total)
+            except (sqlite3.Error, OSError):
+                pass
+
+    while pending:
+        if turn is not None and turn.take(others_progress):
+            pending = index.pending_chunks(embedder.name)  # the other process embedded some (or all)
+            done = max(done, total - len(pending))
+            total = done + len(pending)
+            if progress:
+                progress(done, total)
+            if not pending:
+                turn.give()
+                break
+        stored = False
+        try:
+            batch, pending = pending[:batch_size], pending[batch_size:]
+            vectors = embedder.embed_passages([text[: embedder.max_chars] for _, text in batch])
+            hashes = [h for h, _ in batch]
+            index.store_embeddings(embedder.name, hashes, vectors)
+            stored = True
+        finally:
+            if turn is not None:
+                turn.give(stored=stored)
         if cache is not None:
             cache.put(embedder.name, [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors)])
+        done += len(batch)
+        embedded += len(batch)
         if progress:
-            progress(min(start + batch_size, total), total)
-    return total
+            progress(done, total)
+    return embedded
 
 
 def cosine_by_unit(index, model: str, query_vec) -> dict[int, float]:
