@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_note
+from memlane import Memory
 import memlane
 from memlane.adapters import hookclient
 
@@ -140,6 +141,33 @@ def test_without_a_daemon_the_client_answers_itself_and_starts_one(setup):
     else:
         pytest.fail("no daemon was started")
     hookclient.ask_daemon(path, "stop")
+
+
+def test_while_the_daemon_it_started_is_starting_the_next_prompt_starts_none(setup):
+    """Loading the model takes seconds: the client that started a daemon left its process id
+    beside the socket, and the next prompts' clients, finding it alive, start no other (each
+    would only find the first and exit). One that died is started again."""
+    with Memory([setup["store"]], embedder="none", index_path=setup["tmp"] / "i.sqlite") as memory:
+        memory.refresh()  # an index to answer from while the daemon starts
+    marker = hookclient.starting_path(setup["key"])
+    assert hookclient.private_dir(create=True) is not None
+    starting = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        with open(marker, "w") as handle:  # as start_daemon leaves it: a daemon still loading its model
+            handle.write(f"{starting.pid}\n")
+        for session in ("s1", "s2"):
+            proc = client(setup, payload(setup, session=session))
+            assert proc.returncode == 0 and "feedback_ci_cache.md" in proc.stdout  # answered, keyword-only
+            assert open(marker).read().strip() == str(starting.pid)  # no daemon started meanwhile
+    finally:
+        starting.stdin.close()
+        starting.wait()
+    proc = client(setup, payload(setup, session="s3"))  # the one starting died: this prompt starts another
+    assert proc.returncode == 0 and "feedback_ci_cache.md" in proc.stdout
+    started = int(open(marker).read())
+    assert started != starting.pid
+    if os.path.isdir("/proc"):
+        assert b"memlane.adapters.daemon" in open(f"/proc/{started}/cmdline", "rb").read()
 
 
 class FakeDaemon:

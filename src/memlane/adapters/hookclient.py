@@ -3,7 +3,8 @@ pays for a Python start-up and a socket round trip, not for loading memlane and 
 
 It sends the hook's stdin to the user's resident daemon (``memlane serve --daemon``) and
 prints the answer. When no daemon answers within a few milliseconds it starts one for the
-next prompt and answers this one itself, keyword-only (no model to load). Whatever happens it
+next prompt (unless the one it started for an earlier prompt is still starting) and answers
+this one itself, keyword-only (no model to load). Whatever happens it
 exits 0 — a hook never blocks the agent — and stdout carries only the hook protocol.
 
 The daemon's socket lives in a directory only the user can open (0700, checked before every
@@ -28,6 +29,9 @@ CONNECT_TIMEOUT_S = 0.05  # a daemon that is up answers connect() at once
 REFUSAL_TTL_S = 600.0
 REPLY_TIMEOUT_S = 4.0  # the daemon answers or says "busy" within 3 s; the host waits 10 s (memlane install)
 MAX_REPLY = 4_000_000
+#: a daemon this client started is left to start (load its model, bring the index up to date) this
+#: long before another prompt's client starts one again: while it lives, no other is started
+STARTING_S = 120.0
 EVENTS = ("session-start", "user-prompt-submit")  # memlane's event names (agents/base.py)
 
 
@@ -102,6 +106,36 @@ def socket_path(key: str) -> str:
 
 def refused_path(key: str) -> str:
     return os.path.join(runtime_dir(), f"{key}.refused")
+
+
+def starting_path(key: str) -> str:
+    return os.path.join(runtime_dir(), f"{key}.starting")
+
+
+def daemon_starting(key: str) -> bool:
+    """Whether a daemon a client started for ``key`` less than ``STARTING_S`` ago is still alive
+    (``start_daemon`` left its process id beside the socket): it is starting — loading its model
+    takes seconds — so no other is started, which would only find it and exit. One that died (it
+    exits at once when another serves, or on a mistake) leaves nothing that stops a new start."""
+    import time
+
+    path = starting_path(key)
+    try:
+        if time.time() - os.stat(path).st_mtime >= STARTING_S:
+            return False
+        with open(path, "rb") as handle:
+            pid = int(handle.read(32).strip() or b"0")
+    except (OSError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)  # no signal sent: only whether the process is there
+    except PermissionError:
+        return True  # there, but not ours (a reused id): a daemon of ours may still come; after STARTING_S, another
+    except OSError:
+        return False
+    return True
 
 
 def folders_state(stores: list[str]) -> str:
@@ -232,8 +266,18 @@ def start_daemon(key: str, root: str, stores: list[str], embedder: str | None, i
     if index:
         cmd += ["--index", index]
     try:
-        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True, cwd=root if os.path.isdir(root) else None)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True, cwd=root if os.path.isdir(root) else None)
+    except OSError:
+        return
+    path = starting_path(key)
+    try:  # the next prompts' clients leave it to start (``daemon_starting``); written whole, then renamed
+        fd = os.open(f"{path}.{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, f"{proc.pid}\n".encode())
+        finally:
+            os.close(fd)
+        os.replace(f"{path}.{os.getpid()}", path)
     except OSError:
         pass
 
@@ -302,7 +346,7 @@ def _main(argv: list[str] | None) -> int:
             sys.stdout.write(answer)
             return 0
         refused = daemon_refused(key, args["stores"])  # refused as it is now: it would exit at once again
-        if not refused:
+        if not refused and not daemon_starting(key):  # one starting: the next prompt finds it
             start_daemon(key, root, args["stores"], args["embedder"], args["index"])
     # no daemon (yet): answer in this process, keyword-only — no model to load
     import io
