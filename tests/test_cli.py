@@ -493,3 +493,30 @@ def test_a_warning_quoting_a_secret_is_redacted(capsys, tmp_path, monkeypatch):
     for argv in (["install", "claude", "--shared"], ["install", "claude", "--shared", "--mcp"]):
         code, out, err = run(capsys, *argv)
         assert code == 0 and "memlane: warning: `memlane" in err and token not in err and "[redacted secret]" in err
+
+
+def test_ctrl_c_during_index_says_what_is_kept_and_the_next_run_carries_on(tmp_path, sealed_env):
+    """A Ctrl-C (SIGINT) in the middle of embedding: exit 130, and stderr says what the index
+    kept and that `memlane index` carries on; the next run embeds only what is left."""
+    from test_recall_never_waits import store_of
+
+    store, index = store_of(tmp_path / "s", 80), tmp_path / "i.sqlite"
+    argv = ["index", "--store", str(store), "--index", str(index), "--embedder", "fake"]
+    code = ("import os, signal, sys; from memlane.embed.fake import FakeEmbedder; from memlane.adapters.cli import main\n"
+            "batches = []\nreal = FakeEmbedder.embed_passages\n"
+            "def embed(self, texts):\n"
+            "    batches.append(len(texts))\n"
+            "    if len(batches) == 2:\n"
+            "        os.kill(os.getpid(), signal.SIGINT)  # the person's Ctrl-C, in the second batch\n"
+            "    return real(self, texts)\n"
+            "FakeEmbedder.embed_passages = embed\n"
+            f"sys.exit(main({argv!r}))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=os.environ.copy())
+    assert proc.returncode == 130, proc.stderr
+    said = proc.stderr.strip().splitlines()[-1]
+    assert "interrupted" in said and "80 note(s) in the index, 32 of them embedded" in said, proc.stderr
+    assert "(48 note text(s) still to embed)" in said and "Run `memlane index` again to carry on" in said
+    again = subprocess.run([sys.executable, "-m", "memlane", *argv, "--json"], capture_output=True, text=True,
+                           timeout=120, env=os.environ.copy())
+    assert again.returncode == 0 and json.loads(again.stdout)["embedded"] == 48, again.stderr

@@ -69,6 +69,26 @@ def _skip_lines_unlogged(record) -> bool:
     return record.msg != "skipped %s: %s"
 
 
+def _interrupted(memory: "Memory", *, embed: bool) -> str:
+    """What a Ctrl-C during ``memlane index`` leaves: the notes are files, untouched; the index
+    keeps every batch of vectors stored so far (each batch is stored whole), and the next run
+    embeds only what is still missing."""
+    import sqlite3
+
+    try:
+        notes = memory.index.counts()["units"]
+        name = memory.embedder_name() if embed else None
+        pending = memory.index.pending_count(name) if name else 0
+        embedded = memory.index.embedded_units().get(name, 0) if name else 0
+    except (sqlite3.Error, OSError):
+        return ("memlane: interrupted; your notes are untouched. Run `memlane index` again to carry on: "
+                "what was embedded is kept and not embedded again.")
+    kept = f"{notes} note(s) in the index" + (f", {embedded} of them embedded" if name else "")
+    left = f" ({pending} note text(s) still to embed)" if pending else ""
+    return (f"memlane: interrupted; your notes are untouched and the index keeps what it had: {kept}{left}. "
+            "Run `memlane index` again to carry on: what was embedded is not embedded again.")
+
+
 def cmd_index(args) -> int:
     import logging
 
@@ -79,6 +99,12 @@ def cmd_index(args) -> int:
     try:
         report = memory.refresh(embed=not args.no_embed, progress=bar, force=True)
         memory.settle_graph()  # hubs, clusters and constellations a large store's link edit left to settle
+    except KeyboardInterrupt:
+        bar.close()
+        import sys
+
+        sys.stderr.write(_interrupted(memory, embed=not args.no_embed) + "\n")
+        return 130
     finally:
         index_log.removeFilter(_skip_lines_unlogged)
         bar.close()
