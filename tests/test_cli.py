@@ -97,6 +97,35 @@ def test_index_names_each_skipped_file_once(capsys, tmp_path):
     assert f"skipped {notes / 'blob.md'}: binary file" in out  # in the report, which 2>/dev/null keeps
 
 
+def test_lint_names_each_skipped_file_once(capsys, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ok.md").write_text("---\nname: ok\ndescription: a note\ntype: project\n---\nbody\n", encoding="utf-8")
+    (notes / "blob.md").write_bytes(b"---\nname: blob\n---\n\x00\x01")
+    code, out, err = run(capsys, "lint", "--store", str(notes), "--embedder", "none")
+    assert (out + err).count("blob.md") == 1 and "blob.md" in out, out + err  # in its report
+
+
+def test_a_skipped_file_is_said_once_not_on_every_later_run(capsys, tmp_path):
+    """`memlane add` then `memlane stats` each read the store again after a write: the file they
+    skip was said by the first, and only a file newly skipped is said again."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "blob.md").write_bytes(b"---\nname: blob\n---\n\x00\x01")
+    said = []
+    for i in range(3):
+        code, out, err = run(capsys, "add", "--store", str(notes), "--embedder", "none", "--name", f"n{i}",
+                             "--description", f"When testing case {i}: do it", "--body", f"case {i}")
+        assert code == 0, err
+        code, out, err2 = run(capsys, "stats", "--store", str(notes), "--embedder", "none")
+        assert code == 0 and "skipped files: 1" in out
+        said.append(err + err2)
+    assert "".join(said).count("blob.md") == 1 and "blob.md" in said[0], said
+    (notes / "blob2.md").write_bytes(b"\x00")
+    code, out, err = run(capsys, "stats", "--store", str(notes), "--embedder", "none")
+    assert "blob2.md: binary file" in err and "blob.md" not in err.replace("blob2.md", "")
+
+
 def test_recall_json_rank_order_and_absolute_paths(capsys, store, embedder):
     code, out, _ = run(capsys, "recall", "--store", str(store), "--embedder", embedder, "--json", PROMPT)
     data = json.loads(out)
@@ -372,11 +401,11 @@ def test_a_line_the_log_writes_to_stderr_is_redacted(capsys, tmp_path):
 
 
 def test_a_line_the_log_writes_to_stderr_shows_its_controls_escaped(capsys, tmp_path):
-    """`memlane lint` names a note it skipped on stderr: a file name holding an escape sequence is
+    """`memlane stats` names a note it skipped on stderr: a file name holding an escape sequence is
     written out, not run by the terminal."""
     (tmp_path / "bad\x1b]0;pwned\x07.md").write_bytes(b"\x00binary")
     (tmp_path / "ok.md").write_text("---\nname: ok\ndescription: when it is ok\ntype: project\n---\nok\n")
-    main(["lint", "--store", str(tmp_path), "--embedder", "none", "--index", str(tmp_path / "i.sqlite")])
+    main(["stats", "--store", str(tmp_path), "--embedder", "none", "--index", str(tmp_path / "i.sqlite")])
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err
     assert "bad\\x1b]0;pwned\\x07.md: binary file" in err

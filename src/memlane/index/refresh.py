@@ -169,8 +169,7 @@ class Refresher:
         snap = load_snapshot(self.specs, max_bytes=self.config.index.max_file_bytes, cache=cache,
                              exclude=tuple(self.config.privacy.exclude))
         self.skipped, self.shadowed, self.excluded = snap.skipped, snap.shadowed, snap.excluded
-        for skip in snap.skipped:
-            log.warning("skipped %s: %s", skip.path, skip.reason)
+        self._say_skipped(snap.skipped, self._skips_said())
         units = [unit_from_note(n) for n in snap.notes]
         max_chars = embedder.max_chars if embedder else None
         embedded, problem = 0, None
@@ -250,8 +249,7 @@ class Refresher:
             log.info("refreshing the edited notes alone did not work (%s): a complete refresh", exc)
             return None
         self.skipped, self.excluded, self.shadowed = report_lists(manifest)
-        for skip in self.skipped:
-            log.warning("skipped %s: %s", skip.path, skip.reason)
+        self._say_skipped(self.skipped, self._skips_said())
         self._set("skipped", json.dumps([[s.path, s.reason] for s in self.skipped]))
         notes = manifest["notes"]
         return RefreshReport(
@@ -334,6 +332,20 @@ class Refresher:
             return self.index.has_units()
         except (sqlite3.Error, OSError):
             return False
+
+    def _skips_said(self) -> set[tuple[str, str]]:
+        """The files the last refresh that wrote the index skipped: said then, not again."""
+        try:
+            return {tuple(s) for s in json.loads(self.index.get_meta("skipped") or "[]")}
+        except (ValueError, TypeError, sqlite3.Error, OSError):
+            return set()
+
+    def _say_skipped(self, skipped: list[Skip], said: set[tuple[str, str]]) -> None:
+        """A warning for each skipped file an earlier refresh did not skip so already: every run
+        of `memlane add` or `stats` repeated the whole list (`memlane index` and `doctor` list them all)."""
+        for skip in skipped:
+            if (skip.path, skip.reason) not in said:
+                log.warning("skipped %s: %s", skip.path, skip.reason)
 
     def skipped_files(self) -> list[tuple[str, str]]:
         """(path, reason) of every file the last scan of the stores could not or would not read."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...errors import UsageError
@@ -169,6 +170,24 @@ def say_once(text: str) -> None:
     for line in redact(text).splitlines():
         if first_time(line):
             sys.stderr.write(line + "\n")
+
+
+def _skip_lines_unlogged(record) -> bool:
+    return record.msg != "skipped %s: %s"
+
+
+@contextmanager
+def skips_in_report():
+    """Inside: the index's "skipped FILE: why" warnings left out of stderr, for a command whose
+    own report lists every skipped file (``memlane index``, ``memlane lint``): each is said once."""
+    import logging
+
+    index_log = logging.getLogger("memlane.index")
+    index_log.addFilter(_skip_lines_unlogged)
+    try:
+        yield
+    finally:
+        index_log.removeFilter(_skip_lines_unlogged)
 
 
 def notice(memory: "Memory") -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..progress import ProgressBar
-from .common import command, emit, notice, open_memory
+from .common import command, emit, notice, open_memory, skips_in_report
 
 TYPE_CHECKING = False  # ``typing``'s constant, without importing ``typing`` (~4 ms of a fresh process)
 if TYPE_CHECKING:
@@ -63,12 +63,6 @@ def cmd_init(args) -> int:
     return 0
 
 
-def _skip_lines_unlogged(record) -> bool:
-    """The index's "skipped FILE: why" warnings, which ``memlane index`` lists in its own report:
-    left out of stderr, so that each skipped file is said once."""
-    return record.msg != "skipped %s: %s"
-
-
 def _interrupted(memory: "Memory", *, embed: bool) -> str:
     """What a Ctrl-C during ``memlane index`` leaves: the notes are files, untouched; the index
     keeps every batch of vectors stored so far (each batch is stored whole), and the next run
@@ -90,24 +84,20 @@ def _interrupted(memory: "Memory", *, embed: bool) -> str:
 
 
 def cmd_index(args) -> int:
-    import logging
-
     memory = open_memory(args)
     bar = ProgressBar()
-    index_log = logging.getLogger("memlane.index")
-    index_log.addFilter(_skip_lines_unlogged)
-    try:
-        report = memory.refresh(embed=not args.no_embed, progress=bar, force=True)
-        memory.settle_graph()  # hubs, clusters and constellations a large store's link edit left to settle
-    except KeyboardInterrupt:
-        bar.close()
-        import sys
+    with skips_in_report():  # its report lists each skipped file
+        try:
+            report = memory.refresh(embed=not args.no_embed, progress=bar, force=True)
+            memory.settle_graph()  # hubs, clusters and constellations a large store's link edit left to settle
+        except KeyboardInterrupt:
+            bar.close()
+            import sys
 
-        sys.stderr.write(_interrupted(memory, embed=not args.no_embed) + "\n")
-        return 130
-    finally:
-        index_log.removeFilter(_skip_lines_unlogged)
-        bar.close()
+            sys.stderr.write(_interrupted(memory, embed=not args.no_embed) + "\n")
+            return 130
+        finally:
+            bar.close()
     notice(memory)
     text = (f"{report['notes']} notes: {report['added']} added, {report['updated']} updated, "
             f"{report['removed']} removed, {report['unchanged']} unchanged; {report['embedded']} chunks embedded"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ...errors import UsageError
 from ...store.vocabulary import NOTE_KINDS, NOTE_TYPES
-from .common import command, emit, memory_with_notes, notice, open_memory, result_count, say, say_once
+from .common import (command, emit, memory_with_notes, notice, open_memory, result_count, say, say_once,
+                     skips_in_report)
 
 
 COMMAND_NAMES = ("add", "link", "archive", "restore", "lint", "graph")  # the commands ``register`` adds
@@ -141,8 +142,9 @@ def cmd_lint(args) -> int:
 
     memory = memory_with_notes(args)
     try:
-        # the words of a note that reads as an instruction: for a person at a terminal, not an agent's shell
-        report = lint(memory, checks=args.check, quote=sys.stdin.isatty())
+        with skips_in_report():  # the report lists each skipped file
+            # the words of a note that reads as an instruction: for a person at a terminal, not an agent's shell
+            report = lint(memory, checks=args.check, quote=sys.stdin.isatty())
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     notice(memory)
