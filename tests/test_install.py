@@ -76,10 +76,15 @@ def test_uninstall_puts_every_file_back_byte_for_byte(repo):
     local.parent.mkdir()
     local.write_text(odd)
     local.chmod(0o640)
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("# the user's own\n*.swp\n")
     assert cli(["install", "claude", "--statusline"]) == 0 and local.read_text() != odd
+    assert "/.claude/settings.local.json" in exclude.read_text()
     assert cli(["install", "claude"]) == 0  # again: nothing changes, the first backup stays the one kept
     assert cli(["uninstall", "claude"]) == 0
     assert local.read_text() == odd and local.stat().st_mode & 0o777 == 0o640
+    assert exclude.read_text() == "# the user's own\n*.swp\n"  # the file was the user's: the line install added goes
     shared = repo / ".claude" / "settings.json"
     assert cli(["install", "claude", "--shared"]) == 0 and shared.exists()
     assert cli(["uninstall", "claude", "--shared"]) == 0

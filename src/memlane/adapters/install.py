@@ -690,12 +690,13 @@ def _ignore_lines(rel: str) -> str:
 
 
 def forget_git_ignore(path: Path) -> str | None:
-    """Once the per-machine ``path`` that install created is gone, take the lines
-    :func:`ensure_git_ignores` added for it out of ``.git/info/exclude`` again (only those:
-    the rest of the file stays byte for byte); what it did, or None."""
+    """Once memlane is out of the per-machine ``path``, take the lines :func:`ensure_git_ignores`
+    added for it out of ``.git/info/exclude`` again (only those: the rest of the file stays byte
+    for byte) — whether install had created ``path`` (now gone) or it was the user's before (it
+    stays, as git saw it before install); what it did, or None."""
     root = git_root(path.parent)
     exclude = root / ".git" / "info" / "exclude" if root is not None else None
-    if exclude is None or path.exists() or not exclude.is_file():
+    if exclude is None or not exclude.is_file():
         return None
     rel = path.absolute().relative_to(root).as_posix()
     try:
