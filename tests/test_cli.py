@@ -312,6 +312,25 @@ def test_every_subcommand_and_option_has_help():
             assert action.help and action.help != argparse.SUPPRESS, f"{name} {action.dest} has no help"
 
 
+def test_every_commands_help_has_an_example_line():
+    """The README: every command has `--help` with an example — a line that runs it (``memlane
+    NAME …``, the command's whole name for one under ``team``), as a person would type it."""
+
+    def commands(parser, path):
+        for name, sub in _subparsers(parser).items():
+            nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+            yield f"{path} {name}", sub, bool(nested)
+            if nested:
+                yield from commands(sub, f"{path} {name}")
+
+    missing = []
+    for name, sub, has_subcommands in commands(build_parser(), "memlane"):
+        lines = [line.strip() for line in (sub.epilog or "").splitlines()]
+        if not any(line == name or line.startswith(f"{name} ") for line in lines) and not has_subcommands:
+            missing.append(name)
+    assert missing == [], f"no `memlane …` example line in the help of: {missing}"
+
+
 def test_each_module_names_the_commands_it_registers():
     """A command line that names a command builds only its module's parser: each module's COMMAND_NAMES
     must be exactly what it registers, or its commands would be missing from that parser."""

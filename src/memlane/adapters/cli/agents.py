@@ -37,8 +37,9 @@ def register(sub) -> None:
             description="Claude Code runs a status line command with how much of the context window is used; this "
                         "one records it for the hooks (so they inject less as the context fills) and prints a short "
                         "status line. memlane install claude --statusline sets it up.",
-            examples='example (in .claude/settings.json):\n  "statusLine": {"type": "command", "command": "memlane '
-                     'statusline"}')
+            examples="examples:\n  memlane statusline < status.json      # what Claude Code runs, its status JSON on stdin\n"
+                     "  memlane install claude --statusline   # sets it up: in the settings, by hand, it reads\n"
+                     '  "statusLine": {"type": "command", "command": "memlane statusline"}')
 
     p = command(sub, "serve", func=cmd_serve, json=False, help="the background daemon that answers the hooks quickly",
                 description="Keep the index and the embedding model warm for this repository's memory, so a hook "
