@@ -355,8 +355,10 @@ def test_a_command_the_daemon_refused_spawns_no_daemon_per_prompt(repo, sealed_e
 
     def spawn(cmd, **kwargs):  # the daemon run to its end here: its refusal is on disk before the next prompt
         spawned.append(cmd)
-        real_popen([*cmd, "--idle-minutes", "0"], stdin=sp.DEVNULL, stdout=sp.DEVNULL, stderr=sp.DEVNULL,
-                   cwd=kwargs.get("cwd")).wait(timeout=120)
+        proc = real_popen([*cmd, "--idle-minutes", "0"], stdin=sp.DEVNULL, stdout=sp.DEVNULL, stderr=sp.DEVNULL,
+                          cwd=kwargs.get("cwd"))
+        proc.wait(timeout=120)
+        return proc  # ended: no daemon left starting
     monkeypatch.setattr(sp, "Popen", spawn)
     folder = tmp_path / "notes"
     argv = ["--store", str(folder)] + (["--embedder", "nosuch"] if mistake == "embedder" else [])
@@ -387,8 +389,10 @@ def test_a_broken_settings_file_spawns_no_daemon_per_prompt_until_it_is_edited(r
 
     def spawn(cmd, **kwargs):
         spawned.append(cmd)
-        real_popen([*cmd, "--idle-minutes", "0"], stdin=sp.DEVNULL, stdout=sp.DEVNULL, stderr=sp.DEVNULL,
-                   cwd=kwargs.get("cwd")).wait(timeout=120)
+        proc = real_popen([*cmd, "--idle-minutes", "0"], stdin=sp.DEVNULL, stdout=sp.DEVNULL, stderr=sp.DEVNULL,
+                          cwd=kwargs.get("cwd"))
+        proc.wait(timeout=120)
+        return proc  # ended: no daemon left starting
     monkeypatch.setattr(sp, "Popen", spawn)
     settings = tmp_path / "settings.toml"
     settings.write_text("[retrieve\nk = 3\n", encoding="utf-8")

@@ -251,10 +251,10 @@ def ask_daemon(path: str, event: str, stdin: str | bytes = "") -> str | None:
 
 def start_daemon(key: str, root: str, stores: list[str], embedder: str | None, index: str | None) -> None:
     """Start the daemon in the background for the next prompt (it exits at once if another
-    one holds the lock)."""
+    one holds the lock) — unless the one started for an earlier call is still starting."""
     import subprocess
 
-    if private_dir(create=True) is None:
+    if private_dir(create=True) is None or daemon_starting(key):
         return
     # -P: the daemon runs in the repository, whose folder must not come first on its import path
     # (an ``argparse.py`` there would run as the standard library's)
@@ -346,7 +346,7 @@ def _main(argv: list[str] | None) -> int:
             sys.stdout.write(answer)
             return 0
         refused = daemon_refused(key, args["stores"])  # refused as it is now: it would exit at once again
-        if not refused and not daemon_starting(key):  # one starting: the next prompt finds it
+        if not refused:  # (none while one started earlier is still starting: the next prompt finds it)
             start_daemon(key, root, args["stores"], args["embedder"], args["index"])
     # no daemon (yet): answer in this process, keyword-only — no model to load
     import io
