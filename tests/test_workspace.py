@@ -428,3 +428,52 @@ def test_a_prompt_after_the_daemons_refresh_does_not_look_at_the_files_again(set
         assert in_requests == []
     finally:
         workspace.close()
+
+
+@pytest.mark.parametrize("notes", [2, 20])
+def test_the_daemon_leaves_embedding_to_another_process_that_has_the_turn(setup, notes):
+    """A `memlane index` run holds the turn at embedding into this index: the daemon's refresh
+    neither waits for it (a few texts included: the prompt is answered by keyword meanwhile) nor
+    embeds what the run embeds; once the turn is free it embeds what is left."""
+    from memlane.index.vectors import EmbedTurn
+
+    clock, embedded = Clock(), []
+    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _Counting(embedded), setup["index"],
+                                      refresh_s=0.2, clock=clock)
+    other = EmbedTurn(f"{setup['index']}.embedding")
+    try:
+        assert other.take() is False  # the other process's turn, from now on
+        embedded.clear()
+        for n in range(notes):
+            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: copied note {n}\n---\n"
+                       f"{'The rebase hook rewrites the CI cache key.' if n == 1 else 'Nothing of note.'}\n")
+        clock.advance(1.0)
+        assert _until(lambda: workspace._embed_due)
+        payload = json.dumps({"session_id": "t1", "transcript_path": "/none.jsonl", "cwd": setup["root"],
+                              "hook_event_name": "UserPromptSubmit", "prompt": "what does the rebase hook rewrite?"})
+        assert "bulk_1" in daemon.answer(workspace, "user-prompt-submit", payload, deadline=time.monotonic() + 2)
+        time.sleep(1.5)
+        assert embedded == []  # the turn is the other process's: nothing embedded twice
+        other.give()
+        assert _until(lambda: not workspace._embed_due)
+        assert sum(embedded) == notes and workspace.memory.pending_to_embed() == 0
+    finally:
+        other.close()
+        workspace.close()
+
+
+class _Counting:
+    """The fake embedder, not instant (as a real model), counting the passages it embeds."""
+
+    def __new__(cls, embedded):
+        from memlane.embed.fake import FakeEmbedder
+
+        class Counting(FakeEmbedder):
+            name, instant = "fake", False
+
+            def embed_batch(self, texts, *, is_query):
+                if not is_query:
+                    embedded.append(len(texts))
+                return super().embed_batch(texts, is_query=is_query)
+
+        return Counting()

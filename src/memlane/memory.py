@@ -313,6 +313,19 @@ class Memory:
         embedder = self.indexing_embedder
         return 0 if embedder is None else self._files.embed(embedder)
 
+    def embedding_elsewhere(self) -> bool:
+        """Whether another process holds this index's turn at embedding (``memlane index``)."""
+        turn = self._files.embed_turn()
+        if turn is None:
+            return False
+        try:
+            taken = turn.try_take()
+            if taken is not None:
+                turn.give()
+            return taken is None
+        finally:
+            turn.close()
+
     def embed_apart(self) -> None:
         """From now until ``embed_within`` has embedded every pending text, recall keyword-only
         (and say so): a resident process embeds a bulk change apart, a batch at a time, and its
@@ -328,26 +341,46 @@ class Memory:
         """Embed the pending texts apart (``embed_apart``), ``batch_size`` at a time: the model runs
         outside ``hold()`` (the resident process's lock: its requests go on meanwhile), each batch's
         vectors are stored under it; ``pause()`` before each batch (a request in flight goes first),
-        ``stop()`` ends the round early. (texts embedded, whether none is left: then recall uses
-        meaning again)."""
+        ``stop()`` ends the round early, and so does another process's turn at embedding into this
+        index (``memlane index``: it is not waited for, its vectors are not made twice). (texts
+        embedded, whether none is left: then recall uses meaning again)."""
         embedder = self._apart
         if embedder is None:
             return 0, True
-        with hold():
-            pending = self.index.pending_chunks(embedder.name)
-        done = 0
-        for start in range(0, len(pending), batch_size):
+        turn = self._files.embed_turn()
+        try:
+            return self._embed_turns(embedder, turn, hold, pause, stop, batch_size)
+        finally:
+            if turn is not None:
+                turn.close()
+
+    def _embed_turns(self, embedder, turn, hold, pause, stop, batch_size: int) -> tuple[int, bool]:
+        done, pending = 0, None
+        while True:
             if stop is not None and stop():
                 return done, False
             if pause is not None:
                 pause()
-            batch = pending[start:start + batch_size]
-            vectors = embedder.embed_passages([text[: embedder.max_chars] for _, text in batch])
-            with hold():
-                self.index.store_embeddings(embedder.name, [h for h, _ in batch], vectors)
-                done += len(batch)
-                self.embedder_notice = (f"keyword-only for now: {len(pending) - done} note text(s) are being "
-                                        "embedded in the background; later recalls use meaning too")
+            moved = turn.try_take() if turn is not None else False
+            if moved is None:
+                return done, False  # another process is embedding into this index: the next round looks again
+            stored = False
+            try:
+                if pending is None or moved:  # first, or another process stored some meanwhile
+                    with hold():
+                        pending = self.index.pending_chunks(embedder.name)
+                if not pending:
+                    break
+                batch, pending = pending[:batch_size], pending[batch_size:]
+                vectors = embedder.embed_passages([text[: embedder.max_chars] for _, text in batch])
+                with hold():
+                    self.index.store_embeddings(embedder.name, [h for h, _ in batch], vectors)
+                    stored, done = True, done + len(batch)
+                    self.embedder_notice = (f"keyword-only for now: {len(pending)} note text(s) are being "
+                                            "embedded in the background; later recalls use meaning too")
+            finally:
+                if turn is not None:
+                    turn.give(stored=stored)
         with hold():
             if self.index.pending_count(embedder.name):
                 return done, False  # more came meanwhile: the next round

@@ -63,6 +63,7 @@ IDLE_POLL_S = 0.05  # the refresher never spins: its shortest wait
 #: requests answer keyword-only and say so (``Memory.embed_apart``)
 INLINE_EMBED = 8
 EMBED_ROUND_S = 5.0  # a background round embeds this long at most: then the files are looked at again
+EMBED_RETRY_S = 1.0  # ... and when another process (`memlane index`) was embedding, tries again after this
 #: the dry-run prompt a warm-up answers (``_prime``): content words for both legs and the guard
 PRIME_PROMPT = "how do we deploy and test this project safely"
 
@@ -95,6 +96,7 @@ class Workspace:
         self._team_due = False  # the team store is refreshed by the next round, unlocked (it opened without)
         self._screen_due = False  # notes indexed since the last round not screened ahead yet (``screen_ahead``)
         self._embed_due = False  # texts left to embed apart (``_embed_aside``), recall keyword-only meanwhile
+        self._embed_after = 0.0  # time.monotonic() before which the next try would find another process's turn
         self._warm = False
         self._fabric_built = False
         self._config_stamp = None
@@ -166,8 +168,9 @@ class Workspace:
             return
         memory.refresh(embed=False, **refresh)
         embedder = memory.embedder  # None while texts are embedded apart already
+        # (a run of `memlane index` embedding into this index: the few texts are not waited for either)
         if self._embed_due or (embedder is not None and not embedder.instant
-                               and memory.pending_to_embed() > INLINE_EMBED):
+                               and (memory.pending_to_embed() > INLINE_EMBED or memory.embedding_elsewhere())):
             memory.embed_apart()
             self._embed_due = True
         elif embedder is not None:  # loaded before the first answer, and a few texts embedded now
@@ -315,7 +318,7 @@ class Workspace:
         """One round: the files if a check is due, the other domains if theirs is."""
         self.refresh_files_due()
         self.refresh_domains_due()
-        if self._embed_due:
+        if self._embed_due and time.monotonic() >= self._embed_after:
             self._embed_aside()
 
     def _embed_aside(self) -> None:
@@ -339,6 +342,8 @@ class Workspace:
         with self.lock:
             if memory is self.memory and finished:
                 self._embed_due = False
+            elif not done:  # another process's turn at embedding (or the round ended at once): look again later
+                self._embed_after = time.monotonic() + EMBED_RETRY_S
         if done:
             log.info("embedded %d note texts in the background in %.1f s%s", done, time.monotonic() - began,
                      "" if finished else ", more to come")
@@ -478,8 +483,8 @@ class Workspace:
         now = self.clock()
         if self.memory is None:
             return self.refresh_s  # not open (yet, or closing): nothing to check
-        if self._embed_due:
-            return IDLE_POLL_S  # texts to embed apart: the next batch now
+        if self._embed_due:  # texts to embed apart: the next batch now, or once another process's turn is over
+            return max(IDLE_POLL_S, min(self._embed_after - time.monotonic(), self.refresh_s))
         due = [self._files_checked + self._files_interval()]
         if self.fabric is not None:
             due.append(self._fabric_checked + self.fabric_refresh_s)

@@ -238,6 +238,18 @@ class EmbedTurn:
         moved, self._seen = last != self._seen, last
         return moved or waited
 
+    def try_take(self) -> bool | None:
+        """``take`` without waiting: None when another process holds the turn (nothing taken)."""
+        import fcntl
+
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None
+        last = self._last()
+        moved, self._seen = last != self._seen, last
+        return moved
+
     def give(self, *, stored: bool = False) -> None:
         """Let the turn go; ``stored``: this process stored a batch under it."""
         import fcntl
