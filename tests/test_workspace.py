@@ -477,3 +477,40 @@ class _Counting:
                 return super().embed_batch(texts, is_query=is_query)
 
         return Counting()
+
+
+def test_a_note_refreshed_just_as_the_background_finishes_does_not_leave_recall_keyword_only(setup):
+    """The background embedded the last pending text and gave meaning back, and before it marked
+    its work done a request (``memlane recall`` through the daemon) refreshed a new note, which
+    left the texts apart again: the background carries on with them (recall stayed keyword-only
+    for good, the notice saying a text was being embedded, when the work was marked done anyway)."""
+    import threading
+
+    gate, clock = threading.Event(), Clock()
+    gate.set()
+    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _GatedEmbedder(gate), setup["index"],
+                                      refresh_s=0.2, clock=clock)
+    try:
+        memory = workspace.memory
+        real_within, raced = memory.embed_within, []
+
+        def within_then_a_request(**kw):  # the request that gets the lock between the two of the round
+            done, finished = real_within(**kw)
+            if finished and not raced:
+                raced.append(1)
+                write_note(setup["store"], "late.md", "---\nname: late\ndescription: a late note\n---\nlate\n")
+                with workspace.held(time.monotonic() + 5) as warm:
+                    warm.check_files()
+            return done, finished
+
+        memory.embed_within = within_then_a_request
+        for n in range(20):
+            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: d {n}\n---\nbody {n}\n")
+        clock.advance(1.0)
+        assert _until(lambda: raced and not workspace._embed_due)
+        with workspace.held(time.monotonic() + 5):
+            assert memory.embedder is not None and memory.embedder_notice is None  # meaning is back
+            assert memory.pending_to_embed() == 0
+    finally:
+        gate.set()
+        workspace.close()

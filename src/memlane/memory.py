@@ -313,6 +313,12 @@ class Memory:
         embedder = self.indexing_embedder
         return 0 if embedder is None else self._files.embed(embedder)
 
+    @property
+    def embedding_apart(self) -> bool:
+        """Whether texts are set apart to embed (``embed_apart``): recall keyword-only until
+        ``embed_within`` has embedded them."""
+        return self._apart is not None
+
     def embedding_elsewhere(self) -> bool:
         """Whether another process holds this index's turn at embedding (``memlane index``)."""
         turn = self._files.embed_turn()

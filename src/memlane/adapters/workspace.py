@@ -340,7 +340,9 @@ class Workspace:
                 memory.meaning_back()
             log.warning("embedding in the background failed, recall uses meaning for what is embedded: %s", exc)
         with self.lock:
-            if memory is self.memory and finished:
+            # (a request that refreshed since ``embed_within`` gave meaning back may have set texts apart
+            # again: then they are the next round's, or recall would stay keyword-only for good)
+            if memory is self.memory and finished and not memory.embedding_apart:
                 self._embed_due = False
             elif not done:  # another process's turn at embedding (or the round ended at once): look again later
                 self._embed_after = time.monotonic() + EMBED_RETRY_S
