@@ -514,3 +514,44 @@ def test_a_note_refreshed_just_as_the_background_finishes_does_not_leave_recall_
     finally:
         gate.set()
         workspace.close()
+
+
+def test_another_process_that_takes_the_turn_just_after_the_daemon_looked_is_not_waited_for(setup):
+    """A `memlane index` run took the turn at embedding right after the daemon's refresh found
+    it free, before the daemon embedded its few new texts: the daemon leaves them to the
+    background rather than wait for the turn under its lock (every prompt meanwhile waited out its
+    deadline; and the daemon's own background round, holding the turn, waited for that lock)."""
+    from memlane.adapters.workspace import Busy
+    from memlane.index.vectors import EmbedTurn
+
+    clock, embedded = Clock(), []
+    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _Counting(embedded), setup["index"],
+                                      refresh_s=0.2, clock=clock)
+    other = EmbedTurn(f"{setup['index']}.embedding")
+    memory = workspace.memory
+    real_elsewhere, looked = memory.embedding_elsewhere, []
+
+    def looked_then_taken():  # the other process takes the turn just after the daemon looked
+        found = real_elsewhere()
+        if not looked:
+            looked.append(found)
+            other.take()
+        return found
+
+    memory.embedding_elsewhere = looked_then_taken
+    try:
+        write_note(setup["store"], "few.md", "---\nname: few\ndescription: a new note\n---\nThe rebase hook.\n")
+        clock.advance(1.0)
+        assert _until(lambda: looked)
+        try:
+            with workspace.held(time.monotonic() + 3):  # the lock not held while the turn is the other's
+                assert looked == [False] and memory.embedder is None and workspace._embed_due
+        except Busy:
+            pytest.fail("the daemon waited for another process's turn under its lock")
+        other.give()
+        assert _until(lambda: not workspace._embed_due)
+        assert memory.pending_to_embed() == 0 and memory.embedder is not None
+    finally:
+        other.give()
+        other.close()
+        workspace.close()

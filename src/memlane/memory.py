@@ -307,11 +307,25 @@ class Memory:
         texts are being embedded apart (``embed_apart``)."""
         return self._apart or self.embedder
 
-    def embed_pending(self) -> int:
+    def embed_pending(self, *, wait: bool = True) -> int | None:
         """Embed now what the index holds no vector for (``refresh`` does after syncing; a
-        resident process that refreshed with ``embed=False`` does it here for a few texts)."""
+        resident process that refreshed with ``embed=False`` does it here for a few texts).
+        ``wait=False``: None, nothing embedded, when another process holds the turn at embedding
+        into this index (a resident process under its lock never waits for it)."""
         embedder = self.indexing_embedder
-        return 0 if embedder is None else self._files.embed(embedder)
+        if embedder is None:
+            return 0
+        if wait:
+            return self._files.embed(embedder)
+        turn = self._files.embed_turn()
+        if turn is None:
+            return self._files.embed(embedder)
+        try:
+            if turn.try_take() is None:
+                return None
+            return self._files.embed(embedder, turn=turn)  # the turn held: taken again at once
+        finally:
+            turn.close()
 
     @property
     def embedding_apart(self) -> bool:

@@ -173,8 +173,10 @@ class Workspace:
                                and (memory.pending_to_embed() > INLINE_EMBED or memory.embedding_elsewhere())):
             memory.embed_apart()
             self._embed_due = True
-        elif embedder is not None:  # loaded before the first answer, and a few texts embedded now
-            memory.embed_pending()
+        elif embedder is not None:  # loaded before the first answer, and a few texts embedded now ...
+            if memory.embed_pending(wait=False) is None:  # ... unless another process took the turn meanwhile
+                memory.embed_apart()
+                self._embed_due = True
         memory.trust_index()  # as fresh as a refresh that embedded: a request's recall does not look again
 
     def _prime(self) -> None:

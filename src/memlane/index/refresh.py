@@ -264,13 +264,17 @@ class Refresher:
         self.graph_builder(self.index, bool(report.changed or report.healed), writes=report.writes)
         return report
 
-    def embed(self, embedder, progress: Progress | None = None) -> int:
-        turn = self.embed_turn()
+    def embed(self, embedder, progress: Progress | None = None, *, turn: EmbedTurn | None = None) -> int:
+        """Embed what is pending, taking turns with other processes (``turn``: one the caller
+        holds, and closes)."""
+        own = turn is None
+        if own:
+            turn = self.embed_turn()
         try:
             done = embed_pending(self.index, embedder, turn=turn,
                                  progress=(lambda d, t: progress("embed", d, t)) if progress else None)
         finally:
-            if turn is not None:
+            if own and turn is not None:
                 turn.close()
         pack = getattr(self.index, "pack_vectors", None)  # a store that keeps its vectors packed (SQLite)
         if pack is not None:
