@@ -136,3 +136,44 @@ def test_a_hook_never_takes_the_turn_and_answers_by_keyword_while_texts_are_pend
         assert memory.recall("rotating the signing keys", refresh=False)
     assert embedder.passages == 0
     assert not Path(f"{index_path}.embedding").exists()  # never opened, so never waited on
+
+
+def test_a_link_or_pipe_where_the_turn_file_goes_is_neither_followed_nor_waited_on(tmp_path):
+    """The turn file beside the index is written on every batch stored: a link there to a file
+    elsewhere had that file emptied and overwritten (and one to a missing path created it); a
+    pipe there is not waited on. Either way the index is embedded, without taking turns."""
+    store, index_path = store_of(tmp_path / "s", 6), tmp_path / "i.sqlite"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    for odd in ("link", "dangling", "pipe"):
+        turn_path = Path(f"{index_path}.embedding")
+        if turn_path.is_symlink() or turn_path.exists():
+            turn_path.unlink()
+        if odd == "link":
+            turn_path.symlink_to(victim)
+        elif odd == "dangling":
+            turn_path.symlink_to(tmp_path / "made.txt")
+        else:
+            os.mkfifo(turn_path)
+        embedder = CountingEmbedder()
+        embedder.name = f"counting-fake-{odd}"
+        with Memory([store], embedder=embedder, index_path=index_path) as memory:
+            memory.refresh()
+            assert memory.index.pending_count(embedder.name) == 0 and embedder.passages >= 6
+        assert victim.read_text() == "the user's own file\n"
+        assert not (tmp_path / "made.txt").exists()
+
+
+def test_a_turn_file_of_another_users_is_not_taken_turns_on(tmp_path):
+    """A turn file someone else owns (a shared index folder): its owner could hold the turn for
+    good, and every `memlane index` would wait on it; it is refused, and the caller embeds
+    without taking turns."""
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    turn_path = tmp_path / "i.sqlite.embedding"
+    turn_path.write_bytes(b"")
+    os.chown(turn_path, 65534, 65534)
+    with pytest.raises(OSError, match="another user"):
+        EmbedTurn(turn_path)

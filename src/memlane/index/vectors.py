@@ -205,8 +205,19 @@ class EmbedTurn:
         import os
 
         self.path, self.on_wait, self.poll_s = str(path), on_wait, poll_s
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        self._seen = self._last()  # before the caller reads what is pending
+        # a link is not followed (a store writes the file: one to a file elsewhere would be overwritten), a
+        # pipe refused (it cannot be read at an offset), a file of another user's too (its owner could hold
+        # the turn for good): ``OSError``, and the caller embeds without taking turns
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        self._fd: int | None = os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            held = os.fstat(self._fd)
+            if hasattr(os, "geteuid") and held.st_uid != os.geteuid():
+                raise OSError(f"{self.path} belongs to another user")
+            self._seen = self._last()  # before the caller reads what is pending
+        except BaseException:
+            self.close()
+            raise
         self._stores = 0
         self.waited = False  # whether this process ever found the turn taken
 
