@@ -188,7 +188,12 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         # where the sentence ends: it was not redacted ("hunter2hunter2."), or cut at a sign ("Blu3Moon" of it)
         ("the root password is hunter2hunter2.", "hunter2hunter2"),
         ("The VPN password is Blu3Moon!Rising.", "Blu3Moon!Rising"),
-        (f"the staging secret is {(s2 := rnd(24))}.", s2)],
+        (f"the staging secret is {(s2 := rnd(24))}.", s2),
+        # the value named after what it is for, or after a colon or "set to" (they were left whole)
+        ("the password for prod is hunter2hunter2", "hunter2hunter2"),
+        ("The password for the staging db is Xk9#mq2LpZ.", "Xk9#mq2LpZ"),
+        ("The password is: hunter2hunter2", "hunter2hunter2"),
+        ("The DB password was set to Tr0ub4dor&3 yesterday.", "Tr0ub4dor&3")],
     "API key or token": [
         (f"MYAPP_TOKEN={(t := rnd(24))}", t), ("CI_DEPLOY_TOKEN=deploytoken", "deploytoken"), ("MY_API_KEY=s3cr3t", "s3cr3t"),
         ("INTERNAL_API_KEY=v4lu3-" + (k := rnd(10)), "v4lu3-" + k),
@@ -198,7 +203,8 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         # in a sentence, as agents write notes
         ("The staging API key is q8Zr2LmN5vX1cT9pW3yK7bH4.", "q8Zr2LmN5vX1cT9pW3yK7bH4"),
         ("the deploy token was `x9Kq2Lm7Np4Rs8Tv1Wz5Yb3` until May", "x9Kq2Lm7Np4Rs8Tv1Wz5Yb3"),
-        ("Our Stripe secret key is Zq81mXw0pL4nB7vC2dR9.", "Zq81mXw0pL4nB7vC2dR9")],
+        ("Our Stripe secret key is Zq81mXw0pL4nB7vC2dR9.", "Zq81mXw0pL4nB7vC2dR9"),
+        ("the API key for staging is q8Zr2LmNx7Pw4TyB", "q8Zr2LmNx7Pw4TyB")],
 }
 
 CASES = [pytest.param(fam, text, secret, id=f"{fam}-{i}") for fam, rows in SAMPLES.items()
@@ -261,6 +267,11 @@ FALSE_POSITIVES = [
     "The cache key is user_profile_v2_12345.", "the primary key is 550e8400-e29b-41d4-a716-446655440000",
     "the sort key is created_at_2024_01_01", "The foreign key is orders_customer_id_fkey2024",
     "the redis key is session:12345678:data", "The idempotency key is order-2024-000123-retry",
+    # where a secret is, or how it is made: a file in the repository, a variable's name, an encoding
+    "The signing key is keys/release-2024.asc", "The secret is k8s/secrets/prod-db-2.yaml",
+    "The app key is config/app_key_v3.json.", "The secret is SECRET_KEY_BASE_V2 from the env",
+    "the password is PASSWORD_ENV_VAR2", "the secret is base64-encoded", "the secret was AES256-encrypted",
+    "the password for user42 is required",
 ]
 
 

@@ -57,6 +57,16 @@ _TYPE_NAME = r"(?:str|string|bytes|int|bool|SecretStr|Secret|Optional|None)\b"
 _CODE = r"[rbfuRBFU]{1,2}[\"']|[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*\.[A-Za-z_]"  # r"…", os.environ[…], cfg.x
 
 
+#: how a sentence gives a password's or a key's value: "… is X", "… for the staging db is X",
+#: "… is: X", "… was set to X"
+_PROSE_IS = (r"(?:[ \t]+(?:for|of|on)(?:[ \t]+[\w.@-]+){1,3}?)?[ \t]+(?:is|was|reads)"
+             r"(?:[ \t]*:|[ \t]+(?:set|changed)[ \t]+to|[ \t]+now)?[ \t]+")
+#: what a sentence names where a value could stand, and is no secret: a relative path to a file
+#: ("keys/release-2024.asc"), a variable's name ("SECRET_KEY_BASE_V2"), an encoding ("base64-encoded")
+_PROSE_NAMED = (r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)*/[a-z0-9_-]+\.[a-z][a-z0-9]{0,5}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+                r"|(?i:base(?:64|32|58)|hex|utf-?(?:8|16)|sha-?\d+|md5|aes-?\d+|rsa-?\d+|hmac-sha\d+|pbkdf2)"
+                r"(?:[-_](?:encoded|hashed|encrypted|signed|wrapped))?")
+
 _re = cache(re.compile)
 
 
@@ -109,7 +119,7 @@ def _prose(value: str, quoted: bool) -> bool:
     value = value.strip("\"'")
     if _placeholder(value) or _re(_PATH_OR_URL).match(value) or " " in value and not quoted:
         return False
-    if _re(_DOTTED).fullmatch(value):
+    if _re(_DOTTED).fullmatch(value) or not quoted and _re(_PROSE_NAMED).fullmatch(value):
         return False
     return any(c.isdigit() for c in value) or any(not c.isalnum() and not c.isspace() and c not in "_-." for c in value)
 
@@ -118,6 +128,8 @@ def _prose_token(value: str, quoted: bool) -> bool:
     """A key or token written in a sentence: long, with a digit, random-looking (a shortcut such as
     "Cmd+Shift+P" or a word is how the sentence goes on)."""
     value = value.strip("\"'`")
+    if not quoted and _re(_PROSE_NAMED).fullmatch(value):
+        return False
     return len(value) >= 16 and any(c.isdigit() for c in value) and _plausible(value, quoted)
 
 
@@ -291,7 +303,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     # 'passphrase is "blue-sky-42"' (a value with a digit or a sign, not a word: "is required")
     ("password or secret", ("pass", "pw", "secret"),
      r"(?i)(?<![a-z])(?:password|passwd|passphrase|pw|secret)(?![a-z])"
-     r"(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|[ \t]+(?:is|was|reads)[ \t]+)"
+     rf"(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|{_PROSE_IS})"
      # the value ends where the sentence does ("… is hunter2hunter2."), not inside a dotted name
      r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])(?![(\[\w]|\.\w)", 1,
      _prose),
@@ -302,7 +314,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     # only (a database's, a cache's or a sort key is what notes name: "the cache key is user_profile_v2_12345")
     ("API key or token", ("token", "key"),
      r"(?i)(?<![a-z])(?:token|(?:api|access|secret|private|signing|auth|deploy|service|master|encryption|client"
-     r"|license|licence|app|bot|webhook|ssh|gpg|pgp)[ _-]?key)(?![a-z])[ \t]+(?:is|was|reads)[ \t]+"
+     rf"|license|licence|app|bot|webhook|ssh|gpg|pgp)[ _-]?key)(?![a-z]){_PROSE_IS}"
      r"(\"[^\"\n]{8,128}\"|'[^'\n]{8,128}'|`[^`\n]{8,128}`|[^\s\"'`,;()\[\]{}<>]{7,127}[^\s\"'`,;.!?()\[\]{}<>])"
      r"(?![(\[\w]|\.\w)", 1, _prose_token),
 )
