@@ -177,3 +177,33 @@ def test_a_turn_file_of_another_users_is_not_taken_turns_on(tmp_path):
     os.chown(turn_path, 65534, 65534)
     with pytest.raises(OSError, match="another user"):
         EmbedTurn(turn_path)
+
+
+def test_a_text_edited_away_while_it_is_embedded_leaves_no_vector_behind(tmp_path):
+    """The daemon embeds apart, the model running outside its lock; a request's refresh meanwhile
+    replaced a note's text (its old chunk and vector forgotten): the old text's vector, stored
+    after, was kept for a text no note has (a deleted note's meaning, kept until a later prune)."""
+    import contextlib
+
+    store, index_path = store_of(tmp_path / "s", 12), tmp_path / "i.sqlite"
+    edited = []
+
+    class EditingMeanwhile(CountingEmbedder):
+        def embed_passages(self, texts):
+            if not edited:  # a refresh between the read of what is pending and the store
+                edited.append(1)
+                for note in sorted(store.glob("*.md")):
+                    note.write_text(note.read_text() + "\nEdited meanwhile.\n")
+                memory.refresh(embed=False)
+            return super().embed_passages(texts)
+
+    embedder = EditingMeanwhile()
+    with Memory([store], embedder=embedder, index_path=index_path) as memory:
+        memory.refresh(embed=False)
+        memory.embed_apart()
+        while not memory.embed_within(hold=contextlib.nullcontext)[1]:
+            pass
+        orphans = memory.index.conn.execute(
+            "SELECT count(*) FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)").fetchone()[0]
+        assert edited and orphans == 0
+        assert memory.index.pending_count(embedder.name) == 0 and memory.embedder is not None

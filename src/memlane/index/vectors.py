@@ -105,9 +105,11 @@ class VectorStore:
     def store_embeddings(self, model: str, hashes: list[str], vectors) -> None:
         import numpy as np
 
-        rows = [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors)]
-        with self.transaction():
-            self.conn.executemany("INSERT OR REPLACE INTO embeddings(model, hash, vec) VALUES (?,?,?)", rows)
+        rows = [(model, h, np.asarray(v, dtype=np.float32).tobytes(), h) for h, v in zip(hashes, vectors)]
+        with self.transaction():  # only for a text a chunk still has: one edited away while it was embedded
+            self.conn.executemany(  # (the model ran outside the lock) would leave a vector for no note
+                "INSERT OR REPLACE INTO embeddings(model, hash, vec) SELECT ?, ?, ?"
+                " WHERE EXISTS (SELECT 1 FROM chunks WHERE hash = ?)", rows)
             self._bump_generation()
         self._vectors.pop(model, None)
 
