@@ -655,3 +655,18 @@ def test_the_answer_before_the_daemon_is_up_is_the_daemon_s_project(tmp_path, se
     second = subprocess.run(cmd, input=request.replace('"s1"', '"s2"'), capture_output=True, text=True, timeout=120,
                             cwd=repos["here"])
     assert "project_here" in second.stdout and "project_there" not in second.stdout
+
+
+def test_a_starting_marker_from_the_future_does_not_stop_a_daemon_from_starting(setup):
+    """The marker's age says whether its daemon can still be starting: one written before the
+    clock was set back (its time ahead of now) held every start off for as long as its process
+    id lived, a reused one for good (a shell of the user's)."""
+    marker = hookclient.starting_path(setup["key"])
+    assert hookclient.private_dir(create=True) is not None
+    with open(marker, "w") as handle:
+        handle.write(f"{os.getpid()}\n")  # a process that lives
+    assert hookclient.daemon_starting(setup["key"])  # written just now: starting
+    ahead = time.time() + 3 * 3600
+    os.utime(marker, (ahead, ahead))
+    assert not hookclient.daemon_starting(setup["key"])
+    os.unlink(marker)

@@ -121,7 +121,8 @@ def daemon_starting(key: str) -> bool:
 
     path = starting_path(key)
     try:
-        if time.time() - os.stat(path).st_mtime >= STARTING_S:
+        age = time.time() - os.stat(path).st_mtime
+        if not 0 <= age < STARTING_S:  # old, or from the future (the clock set back): no daemon is starting
             return False
         with open(path, "rb") as handle:
             pid = int(handle.read(32).strip() or b"0")
