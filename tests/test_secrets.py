@@ -193,7 +193,10 @@ SAMPLES: dict[str, list[tuple[str, str]]] = {
         ("the password for prod is hunter2hunter2", "hunter2hunter2"),
         ("The password for the staging db is Xk9#mq2LpZ.", "Xk9#mq2LpZ"),
         ("The password is: hunter2hunter2", "hunter2hunter2"),
-        ("The DB password was set to Tr0ub4dor&3 yesterday.", "Tr0ub4dor&3")],
+        ("The DB password was set to Tr0ub4dor&3 yesterday.", "Tr0ub4dor&3"),
+        ("The password to the admin panel is Xk9#mq2LpZ", "Xk9#mq2LpZ"),
+        ("The root password is `Xk9#mq2LpZ`.", "Xk9#mq2LpZ"),
+        ("log in as admin with password Xk9#mq2LpZ", "Xk9#mq2LpZ")],
     "API key or token": [
         (f"MYAPP_TOKEN={(t := rnd(24))}", t), ("CI_DEPLOY_TOKEN=deploytoken", "deploytoken"), ("MY_API_KEY=s3cr3t", "s3cr3t"),
         ("INTERNAL_API_KEY=v4lu3-" + (k := rnd(10)), "v4lu3-" + k),
@@ -271,7 +274,7 @@ FALSE_POSITIVES = [
     "The signing key is keys/release-2024.asc", "The secret is k8s/secrets/prod-db-2.yaml",
     "The app key is config/app_key_v3.json.", "The secret is SECRET_KEY_BASE_V2 from the env",
     "the password is PASSWORD_ENV_VAR2", "the secret is base64-encoded", "the secret was AES256-encrypted",
-    "the password for user42 is required",
+    "the password for user42 is required", "log in with password managers like 1Password",
 ]
 
 

@@ -59,7 +59,7 @@ _CODE = r"[rbfuRBFU]{1,2}[\"']|[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*\.[A-Za-z_]"  # 
 
 #: how a sentence gives a password's or a key's value: "… is X", "… for the staging db is X",
 #: "… is: X", "… was set to X"
-_PROSE_IS = (r"(?:[ \t]+(?:for|of|on)(?:[ \t]+[\w.@-]+){1,3}?)?[ \t]+(?:is|was|reads)"
+_PROSE_IS = (r"(?:[ \t]+(?:for|of|on|to|in|at)(?:[ \t]+[\w.@-]+){1,3}?)?[ \t]+(?:is|was|reads)"
              r"(?:[ \t]*:|[ \t]+(?:set|changed)[ \t]+to|[ \t]+now)?[ \t]+")
 #: what a sentence names where a value could stand, and is no secret: a relative path to a file
 #: ("keys/release-2024.asc"), a variable's name ("SECRET_KEY_BASE_V2"), an encoding ("base64-encoded")
@@ -116,7 +116,7 @@ def _prose(value: str, quoted: bool) -> bool:
     """A password written in a sentence: a value with a digit, or a sign other than ``_ - .``
     (a word such as "required", "reset-by-IT" or "get_password" is how the sentence or the code
     goes on), not a placeholder, path, URL or dotted name."""
-    value = value.strip("\"'")
+    value = value.strip("\"'`")
     if _placeholder(value) or _re(_PATH_OR_URL).match(value) or " " in value and not quoted:
         return False
     if _re(_DOTTED).fullmatch(value) or not quoted and _re(_PROSE_NAMED).fullmatch(value):
@@ -303,9 +303,11 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int, object], ...] = (
     # 'passphrase is "blue-sky-42"' (a value with a digit or a sign, not a word: "is required")
     ("password or secret", ("pass", "pw", "secret"),
      r"(?i)(?<![a-z])(?:password|passwd|passphrase|pw|secret)(?![a-z])"
-     rf"(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|{_PROSE_IS})"
+     rf"(?:[ \t]*(?:=(?!=)|:(?!:)|\uff1a)[ \t]*|{_PROSE_IS}"
+     r"|(?:(?<=\bwith password)|(?<=\buse password)|(?<=\busing password)|(?<=\benter password))"
+     r"[ \t]+)"  # "log in with password X"
      # the value ends where the sentence does ("… is hunter2hunter2."), not inside a dotted name
-     r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])(?![(\[\w]|\.\w)", 1,
+     r"(\"[^\"\n]{6,64}\"|'[^'\n]{6,64}'|`[^`\n]{6,64}`|[^\s\"'`,;()\[\]{}<>]{5,63}[^\s\"'`,;.!?()\[\]{}<>])(?![(\[\w]|\.\w)", 1,
      _prose),
     ("API key or token", ("token", "key", "auth", "pass"),
      rf"(?i){_TOKEN_WORDS}[\"']?[ \t]*{_SEP}{_VALUE}", 1, _plausible),
