@@ -555,3 +555,34 @@ def test_another_process_that_takes_the_turn_just_after_the_daemon_looked_is_not
         other.give()
         other.close()
         workspace.close()
+
+
+def test_an_index_locked_in_the_background_is_tried_again_not_given_up(setup, monkeypatch):
+    """Another process writing the index (`memlane index`, a sync) makes a batch's store wait past
+    SQLite's timeout: the background tries again a second later instead of giving meaning back
+    with texts still unembedded (which no later round would embed until the next change)."""
+    import sqlite3
+
+    from memlane.index.vectors import VectorStore
+
+    clock, embedded = Clock(), []
+    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _Counting(embedded), setup["index"],
+                                      refresh_s=0.2, clock=clock)
+    real_store, locked = VectorStore.store_embeddings, []
+
+    def store_once_locked(self, *args, **kwargs):
+        if not locked:
+            locked.append(1)
+            raise sqlite3.OperationalError("database is locked")
+        return real_store(self, *args, **kwargs)
+
+    monkeypatch.setattr(VectorStore, "store_embeddings", store_once_locked)
+    try:
+        for n in range(20):
+            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: d {n}\n---\nbody {n}\n")
+        clock.advance(1.0)
+        assert _until(lambda: locked) and _until(lambda: not workspace._embed_due)
+        with workspace.held(time.monotonic() + 5):
+            assert workspace.memory.pending_to_embed() == 0 and workspace.memory.embedder is not None
+    finally:
+        workspace.close()

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sqlite3
 import threading
 import time
 from contextlib import contextmanager
@@ -335,6 +336,11 @@ class Workspace:
                 stop=lambda: (self._stopping.is_set() or memory is not self.memory
                               or time.monotonic() >= began + EMBED_ROUND_S))
         except Exception as exc:  # noqa: BLE001 - a model that fails on a text: meaning for what is embedded
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower():
+                log.info("embedding in the background waits for the index: %s", exc)  # another process writes:
+                with self.lock:  # ... the rest a second later, recall keyword-only meanwhile
+                    self._embed_after = time.monotonic() + EMBED_RETRY_S
+                return
             done, finished = 0, True
             with self.lock:
                 if memory is not self.memory:  # reopened meanwhile (its index closed): the new one embeds its own
