@@ -336,6 +336,20 @@ class _GatedEmbedder:
         return Gated()
 
 
+def _open_gated(setup, gate, clock, *args):
+    """The daemon's workspace with the gated embedder, the gate open while it opens."""
+    gate.set()
+    return daemon.open_workspace(setup["root"], [str(setup["store"])], _GatedEmbedder(gate, *args), setup["index"],
+                                 refresh_s=0.2, clock=clock)
+
+
+def _copy_in(setup, notes: int, *, answer: int | None = None) -> None:
+    """``notes`` notes copied into the store at once; note ``answer`` says what the rebase hook rewrites."""
+    for n in range(notes):
+        body = "The rebase hook rewrites the CI cache key." if n == answer else f"Nothing of note {n}."
+        write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: copied note {n}\n---\n{body}\n")
+
+
 def _until(condition, seconds: float = 20.0) -> bool:
     deadline = time.monotonic() + seconds
     while not condition() and time.monotonic() < deadline:
@@ -351,16 +365,12 @@ def test_a_bulk_change_is_embedded_apart_while_prompts_answer_keyword_only(setup
     import threading
 
     gate, clock = threading.Event(), Clock()
-    gate.set()
-    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _GatedEmbedder(gate), setup["index"],
-                                      refresh_s=0.2, clock=clock)
+    workspace = _open_gated(setup, gate, clock)
     try:
         memory = workspace.memory
         assert memory.embedder is not None and memory.pending_to_embed() == 0  # one note, embedded inline
         gate.clear()  # from now on the model takes as long as the test says
-        for n in range(20):
-            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: copied note {n}\n---\n"
-                       f"{'The rebase hook rewrites the CI cache key.' if n == 7 else 'Nothing of note.'}\n")
+        _copy_in(setup, 20, answer=7)
         clock.advance(1.0)
         assert _until(lambda: workspace._embed_due), "the refresh never left the new notes' vectors to the background"
         payload = json.dumps({"session_id": "b1", "transcript_path": "/none.jsonl", "cwd": setup["root"],
@@ -382,13 +392,10 @@ def test_a_model_that_fails_in_the_background_gives_meaning_back_and_stops_tryin
     import threading
 
     clock, gate, fail, failed = Clock(), threading.Event(), threading.Event(), []
-    gate.set()
-    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _GatedEmbedder(gate, fail, failed),
-                                      setup["index"], refresh_s=0.2, clock=clock)
+    workspace = _open_gated(setup, gate, clock, fail, failed)
     try:
         fail.set()
-        for n in range(20):
-            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: d {n}\n---\nbody {n}\n")
+        _copy_in(setup, 20)
         clock.advance(1.0)
         assert _until(lambda: failed)  # left to the background, which fails at once ...
         assert _until(lambda: not workspace._embed_due)
@@ -444,9 +451,7 @@ def test_the_daemon_leaves_embedding_to_another_process_that_has_the_turn(setup,
     try:
         assert other.take() is False  # the other process's turn, from now on
         embedded.clear()
-        for n in range(notes):
-            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: copied note {n}\n---\n"
-                       f"{'The rebase hook rewrites the CI cache key.' if n == 1 else 'Nothing of note.'}\n")
+        _copy_in(setup, notes, answer=1)
         clock.advance(1.0)
         assert _until(lambda: workspace._embed_due)
         payload = json.dumps({"session_id": "t1", "transcript_path": "/none.jsonl", "cwd": setup["root"],
@@ -487,9 +492,7 @@ def test_a_note_refreshed_just_as_the_background_finishes_does_not_leave_recall_
     import threading
 
     gate, clock = threading.Event(), Clock()
-    gate.set()
-    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _GatedEmbedder(gate), setup["index"],
-                                      refresh_s=0.2, clock=clock)
+    workspace = _open_gated(setup, gate, clock)
     try:
         memory = workspace.memory
         real_within, raced = memory.embed_within, []
@@ -504,8 +507,7 @@ def test_a_note_refreshed_just_as_the_background_finishes_does_not_leave_recall_
             return done, finished
 
         memory.embed_within = within_then_a_request
-        for n in range(20):
-            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: d {n}\n---\nbody {n}\n")
+        _copy_in(setup, 20)
         clock.advance(1.0)
         assert _until(lambda: raced and not workspace._embed_due)
         with workspace.held(time.monotonic() + 5):
@@ -578,8 +580,7 @@ def test_an_index_locked_in_the_background_is_tried_again_not_given_up(setup, mo
 
     monkeypatch.setattr(VectorStore, "store_embeddings", store_once_locked)
     try:
-        for n in range(20):
-            write_note(setup["store"], f"bulk_{n}.md", f"---\nname: bulk_{n}\ndescription: d {n}\n---\nbody {n}\n")
+        _copy_in(setup, 20)
         clock.advance(1.0)
         assert _until(lambda: locked) and _until(lambda: not workspace._embed_due)
         with workspace.held(time.monotonic() + 5):
