@@ -531,16 +531,16 @@ def test_another_process_that_takes_the_turn_just_after_the_daemon_looked_is_not
                                       refresh_s=0.2, clock=clock)
     other = EmbedTurn(f"{setup['index']}.embedding")
     memory = workspace.memory
-    real_elsewhere, looked = memory.embedding_elsewhere, []
+    real_pending, looked = memory.pending_to_embed, []
 
-    def looked_then_taken():  # the other process takes the turn just after the daemon looked
-        found = real_elsewhere()
-        if not looked:
-            looked.append(found)
+    def counted_then_taken():  # the other process takes the turn just after the daemon counted what is pending
+        found = real_pending()
+        if found and not looked:
+            looked.append(False)
             other.take()
         return found
 
-    memory.embedding_elsewhere = looked_then_taken
+    memory.pending_to_embed = counted_then_taken
     try:
         write_note(setup["store"], "few.md", "---\nname: few\ndescription: a new note\n---\nThe rebase hook.\n")
         clock.advance(1.0)
@@ -586,4 +586,28 @@ def test_an_index_locked_in_the_background_is_tried_again_not_given_up(setup, mo
         with workspace.held(time.monotonic() + 5):
             assert workspace.memory.pending_to_embed() == 0 and workspace.memory.embedder is not None
     finally:
+        workspace.close()
+
+
+def test_another_process_embedding_leaves_the_daemon_its_meaning_when_it_has_nothing_to_embed(setup):
+    """A `memlane index` run (of another model, or done with what this change brought) holds the
+    turn while the daemon refreshes a change with no new text for it (a note removed): recall
+    keeps its meaning; only texts of its own to embed would make it answer by keyword."""
+    from memlane.index.vectors import EmbedTurn
+
+    clock, embedded = Clock(), []
+    write_note(setup["store"], "gone.md", "---\nname: gone\ndescription: a note to remove\n---\nSoon gone.\n")
+    workspace = daemon.open_workspace(setup["root"], [str(setup["store"])], _Counting(embedded), setup["index"],
+                                      refresh_s=0.2, clock=clock)
+    other = EmbedTurn(f"{setup['index']}.embedding")
+    try:
+        assert other.take() is False
+        (setup["store"] / "gone.md").unlink()
+        clock.advance(1.0)
+        assert _until(lambda: workspace.memory.index.counts()["units"] == 1)
+        time.sleep(0.3)
+        with workspace.held(time.monotonic() + 5):
+            assert workspace.memory.embedder is not None and not workspace._embed_due
+    finally:
+        other.close()
         workspace.close()

@@ -315,7 +315,7 @@ class Memory:
         embedder = self.indexing_embedder
         if embedder is None:
             return 0
-        if wait:
+        if wait or not self.pending_to_embed():  # nothing to embed: no turn to take (the vectors packed)
             return self._files.embed(embedder)
         turn = self._files.embed_turn()
         if turn is None:
@@ -332,19 +332,6 @@ class Memory:
         """Whether texts are set apart to embed (``embed_apart``): recall keyword-only until
         ``embed_within`` has embedded them."""
         return self._apart is not None
-
-    def embedding_elsewhere(self) -> bool:
-        """Whether another process holds this index's turn at embedding (``memlane index``)."""
-        turn = self._files.embed_turn()
-        if turn is None:
-            return False
-        try:
-            taken = turn.try_take()
-            if taken is not None:
-                turn.give()
-            return taken is None
-        finally:
-            turn.close()
 
     def embed_apart(self) -> None:
         """From now until ``embed_within`` has embedded every pending text, recall keyword-only

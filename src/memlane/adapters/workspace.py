@@ -169,15 +169,12 @@ class Workspace:
             return
         memory.refresh(embed=False, **refresh)
         embedder = memory.embedder  # None while texts are embedded apart already
-        # (a run of `memlane index` embedding into this index: the few texts are not waited for either)
-        if self._embed_due or (embedder is not None and not embedder.instant
-                               and (memory.pending_to_embed() > INLINE_EMBED or memory.embedding_elsewhere())):
+        many = embedder is not None and not embedder.instant and memory.pending_to_embed() > INLINE_EMBED
+        # a few texts (or an instant model's) are embedded now, under the lock, unless another process
+        # (`memlane index`) has the turn at embedding into this index: never waited for here
+        if self._embed_due or many or (embedder is not None and memory.embed_pending(wait=False) is None):
             memory.embed_apart()
             self._embed_due = True
-        elif embedder is not None:  # loaded before the first answer, and a few texts embedded now ...
-            if memory.embed_pending(wait=False) is None:  # ... unless another process took the turn meanwhile
-                memory.embed_apart()
-                self._embed_due = True
         memory.trust_index()  # as fresh as a refresh that embedded: a request's recall does not look again
 
     def _prime(self) -> None:
