@@ -473,11 +473,15 @@ def map_strings(obj: object, change) -> object:
 
 class RedactingFilter:
     """A ``logging`` filter that redacts every record's message (a log line quotes prompts,
-    paths and errors; none of it may carry a secret into ``hook.log`` or stderr)."""
+    paths and errors; none of it may carry a secret into ``hook.log`` or stderr) and writes its
+    control characters out (``sanitize.escape_controls``: a file's name with an escape sequence in
+    it is shown, never run by the terminal)."""
 
     def filter(self, record) -> bool:
+        from .sanitize import escape_controls
+
         message = record.getMessage()
-        clean = redact(message)
+        clean = escape_controls(redact(message))
         if clean != message or record.args:
             record.msg, record.args = clean, None
         return True

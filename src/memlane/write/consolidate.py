@@ -171,8 +171,8 @@ def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, b
         target = next((c for c in candidates if c.path == same_name["path"]), None) or Candidate(
             same_name["name"], same_name["path"], 1.0,
             overlap(mine, words(f"{same_name.get('description', '')} {same_name.get('body', '')}")), None)
-        covered = _covered(mine, same_name)
-        if covered >= COVERED and not _new_numbers(mine, same_name):
+        covered = _says_already(mine, same_name)
+        if covered is not None:
             return Advice(NOOP, f"a note named {draft.name!r} already says this ({covered:.0%} of the draft's words)",
                           target, candidates)
         return Advice(UPDATE, f"a note named {draft.name!r} exists; the draft adds to it", target, candidates)
@@ -184,8 +184,8 @@ def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, b
                       f"disagrees: {best.disagreement}", best, candidates)
     if best.closeness >= CLOSE:
         note = next(n for n in neighbours if n["path"] == best.path)
-        covered = _covered(mine, note)
-        if covered >= COVERED and not _new_numbers(mine, note):
+        covered = _says_already(mine, note)
+        if covered is not None:
             return Advice(NOOP, f"{best.name} already says this (closeness {best.shown}; it has "
                           f"{covered:.0%} of the draft's words)", best, candidates)
         new = len(mine - words(f"{note.get('description', '')} {note.get('body', '')}"))
@@ -195,11 +195,14 @@ def advise(draft: Draft, neighbours: list[dict], cosines: dict[str, float], *, b
     return Advice(ADD, f"no note says this yet; related: {related} (consider linking them)", None, candidates)
 
 
-def _new_numbers(mine: set[str], note: dict) -> set[str]:
-    """The draft's words with a digit that ``note`` lacks ("16" where it says "8 GB"): a changed
-    figure is the news of a draft that otherwise repeats its note, never nothing new."""
+def _says_already(mine: set[str], note: dict) -> float | None:
+    """The share of the draft's words ``note`` has, when it has enough (``COVERED``) and every
+    figure of the draft ("16" where it says "8 GB": a changed figure is the news of a draft that
+    otherwise repeats its note); None when the draft adds to it."""
     theirs = words(f"{note.get('description', '')} {note.get('body', '')}")
-    return {w for w in mine - theirs if any(ch.isdigit() for ch in w)}
+    covered = len(mine & theirs) / len(mine) if mine else 1.0
+    new_figure = any(any(ch.isdigit() for ch in w) for w in mine - theirs)
+    return covered if covered >= COVERED and not new_figure else None
 
 
 def _covered(mine: set[str], note: dict) -> float:

@@ -69,15 +69,9 @@ class _Redacted:
     control characters."""
 
     def filter(self, record) -> bool:
-        from ...guards.sanitize import escape_controls
         from ...guards.secrets import RedactingFilter
 
-        RedactingFilter().filter(record)
-        message = record.getMessage()
-        shown = escape_controls(message)  # a file's name with an escape sequence in it: written out, never run
-        if shown != message:
-            record.msg, record.args = shown, None
-        return True
+        return RedactingFilter().filter(record)
 
 
 def _stderr_logging(*, verbose: bool) -> None:
