@@ -260,7 +260,7 @@ def check_committed_mcp(path: Path) -> list[Problem]:
     # repository: a program the repository holds, named memlane, is the repository's own
     root = path.parent.resolve()
     program = command == "memlane" or (os.path.isabs(command) and os.path.basename(command) == "memlane"
-                                       and not Path(command).resolve().is_relative_to(root))
+                                       and not _in_repository(command, root))
     runs_memlane = program and args[:1] == ["mcp"]
     if not runs_memlane:
         return [Problem(f"the MCP server named memlane in this project's .mcp.json runs something other than "
@@ -403,7 +403,7 @@ def _outside_single_quotes(line: str) -> str:
 def _in_repository(program: str | None, root: Path) -> bool:
     """Whether ``program``, a path, is a file of the repository at ``root`` (``/home/me/clone/memlane-hook``,
     ``~/clone/memlane-hook``): what the shared settings run is the repository's own then — install writes
-    memlane's bare name there, which each machine's PATH finds — as a program inside it is for its .mcp.json."""
+    memlane's bare name there, which each machine's PATH finds — and a program of its .mcp.json alike."""
     return bool(program) and "/" in program and \
         Path(os.path.expanduser(program)).resolve().is_relative_to(root.resolve())
 
